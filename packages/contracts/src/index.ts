@@ -1,0 +1,4 @@
+export * from './error-codes.js';
+export * from './envelope.js';
+export * from './run-state.js';
+export * from './manifest.js';

@@ -1,0 +1,42 @@
+/**
+ * The run state enum (DESIGN.md, "Run lifecycle"). A projection of the ledger: nothing stores it as truth.
+ */
+export const RUN_STATES = [
+  'reserved',
+  'confirmed',
+  'preparing_data',
+  'planning',
+  'training',
+  'recovering',
+  'evaluating',
+  'post_training',
+  'succeeded',
+  'awaiting_operator',
+  'cancelling',
+  'cancelled',
+  'gate_failed',
+  'failed',
+  'cleaning_up',
+  'cleaned',
+] as const;
+
+export type RunState = (typeof RUN_STATES)[number];
+
+/** States a run cannot leave except into cleanup. A failed gate is terminal and cannot be overridden. */
+export const TERMINAL_RUN_STATES = ['succeeded', 'cancelled', 'gate_failed', 'failed'] as const satisfies readonly RunState[];
+
+export function isTerminal(state: RunState): boolean {
+  return (TERMINAL_RUN_STATES as readonly RunState[]).includes(state);
+}
+
+export const CURRICULUM_STAGES = ['pretrain', 'mid_train', 'long_context', 'post_training'] as const;
+export type CurriculumStage = (typeof CURRICULUM_STAGES)[number];
+
+export const CONFIRMATION_ACTIONS = ['train.create', 'run.cancel', 'run.cleanup', 'run.restart', 'booking.release'] as const;
+export type ConfirmationAction = (typeof CONFIRMATION_ACTIONS)[number];
+
+export const BOOKING_STATUSES = ['pending', 'completed', 'expired', 'revoked', 'released'] as const;
+export type BookingStatus = (typeof BOOKING_STATUSES)[number];
+
+export const SCOPES = ['runs:read', 'runs:write', 'confirmations:approve', 'desk:read', 'audit:read', 'admin'] as const;
+export type Scope = (typeof SCOPES)[number];
