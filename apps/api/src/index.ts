@@ -1,1 +1,2 @@
-export {};
+export { buildApp, BODY_LIMIT_BYTES } from './app.js';
+export type { ApiDeps, ReadinessProbe } from './deps.js';

@@ -1,1 +1,2 @@
-export {};
+export * from './env.js';
+export * from './logger.js';

@@ -1,0 +1,58 @@
+import type { FastifyInstance } from 'fastify';
+import { Registry, collectDefaultMetrics } from 'prom-client';
+import { fail, ok } from '@ito/contracts';
+import type { ReadinessProbe } from '../deps.js';
+
+/** `/healthz` (the process is up), `/readyz` (every dependency answers) and `/metrics` (Prometheus text). */
+export function registerHealthRoutes(app: FastifyInstance, probes: ReadinessProbe[], registry: Registry): void {
+  const routes = async (scope: FastifyInstance) => {
+    scope.get('/healthz', async () => ok({ status: 'ok' }));
+
+    scope.get('/readyz', async (_req, reply) => {
+      const results = await Promise.all(
+        probes.map(async (p) => {
+          try {
+            await withTimeout(p.check(), 2_000);
+            return { name: p.name, ok: true };
+          } catch (err) {
+            app.log.warn({ probe: p.name, err: (err as Error).message }, 'readiness probe failed');
+            return { name: p.name, ok: false };
+          }
+        }),
+      );
+      const checks = Object.fromEntries(results.map((r) => [r.name, r.ok ? 'ok' : 'failing']));
+      if (results.every((r) => r.ok)) return ok({ status: 'ready', checks });
+      return reply.code(503).send({ ...fail('internal_error', 'not ready: a dependency is not answering', { details: { checks } }) });
+    });
+
+    scope.get('/metrics', async (_req, reply) => {
+      reply.header('content-type', registry.contentType);
+      return registry.metrics();
+    });
+  };
+  // Served at the root for orchestrators and under /v1 for clients that only know the API prefix.
+  void app.register(routes);
+  void app.register(routes, { prefix: '/v1' });
+}
+
+export function createMetricsRegistry(): Registry {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry, prefix: 'ito_' });
+  return registry;
+}
+
+function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
+  return new Promise((resolve, reject) => {
+    const t = setTimeout(() => reject(new Error(`timed out after ${ms} ms`)), ms);
+    p.then(
+      (v) => {
+        clearTimeout(t);
+        resolve(v);
+      },
+      (e) => {
+        clearTimeout(t);
+        reject(e);
+      },
+    );
+  });
+}

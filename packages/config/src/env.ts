@@ -1,0 +1,85 @@
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+import { z } from 'zod';
+
+/**
+ * Every process reads its configuration from the environment only (12-factor), validated here once at start.
+ * A bad value stops the process with one line naming the variable; the value itself is never echoed, since
+ * some of these variables hold credentials.
+ */
+const url = (protocols: string[]) =>
+  z.string().refine((v) => {
+    try {
+      return protocols.includes(new URL(v).protocol);
+    } catch {
+      return false;
+    }
+  }, `expected a ${protocols.map((p) => p.replace(':', '')).join(' or ')} URL`);
+
+const positiveNumber = z.coerce.number().positive();
+const port = z.coerce.number().int().min(0).max(65535);
+
+export const envSchema = z.object({
+  ITO_HOME: z.string().min(1).optional(),
+  ITO_TOKEN_FILE: z.string().min(1).optional(),
+  ITO_DATABASE_URL: url(['postgres:', 'postgresql:']).optional(),
+  ITO_REDIS_URL: url(['redis:', 'rediss:']).optional(),
+  ITO_PORT: port.default(8420),
+  ITO_HOST: z.string().min(1).default('127.0.0.1'),
+  ITO_API_URL: url(['http:', 'https:']).default('http://127.0.0.1:8420'),
+  ITO_API_KEY: z.string().min(1).optional(),
+  ITO_HEARTBEAT_INTERVAL_S: positiveNumber.default(5),
+  ITO_HEARTBEAT_MISSES: z.coerce.number().int().min(1).max(100).default(3),
+  ITO_TIME_SCALE: positiveNumber.default(1),
+  ITO_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  ITO_CONNECT_TIMEOUT_MS: z.coerce.number().int().min(1).max(600_000).default(5_000),
+  ITO_REQUEST_TIMEOUT_MS: z.coerce.number().int().min(1).max(3_600_000).default(30_000),
+  ITO_NODE_CREDENTIAL: z.string().min(1).optional(),
+  ITO_SIM_FAULTS: z.string().optional(),
+});
+
+export type RawEnv = z.output<typeof envSchema>;
+
+export interface ItoConfig extends RawEnv {
+  ITO_HOME: string;
+  ITO_TOKEN_FILE: string;
+}
+
+export class ConfigError extends Error {
+  override readonly name = 'ConfigError';
+  constructor(
+    readonly variable: string,
+    readonly reason: string,
+  ) {
+    super(`invalid environment: ${variable}: ${reason}`);
+  }
+}
+
+/** Parses the environment; throws a ConfigError naming the first bad variable. Empty strings count as unset. */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): ItoConfig {
+  const relevant: Record<string, string> = {};
+  for (const key of Object.keys(envSchema.shape)) {
+    const value = env[key];
+    if (value !== undefined && value !== '') relevant[key] = value;
+  }
+  const parsed = envSchema.safeParse(relevant);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    throw new ConfigError(String(issue.path[0] ?? 'environment'), issue.message);
+  }
+  const home = parsed.data.ITO_HOME ?? join(homedir(), '.ito');
+  return { ...parsed.data, ITO_HOME: home, ITO_TOKEN_FILE: parsed.data.ITO_TOKEN_FILE ?? join(home, 'credentials.json') };
+}
+
+/** For process entry points: load, or print the one line and exit 2. */
+export function loadConfigOrExit(env: NodeJS.ProcessEnv = process.env): ItoConfig {
+  try {
+    return loadConfig(env);
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      process.stderr.write(`${err.message}\n`);
+      process.exit(2);
+    }
+    throw err;
+  }
+}
