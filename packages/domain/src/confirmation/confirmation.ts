@@ -1,0 +1,77 @@
+import { ItoError, type ConfirmationAction } from '@ito/contracts';
+
+/** After this many failed uses a reference is locked for good, so a leaked ref cannot be probed. */
+export const MAX_FAILED_USES = 5;
+export const DEFAULT_CONFIRMATION_TTL_MS = 10 * 60 * 1000;
+
+export type ConfirmationStatus = 'pending' | 'approved' | 'denied' | 'consumed';
+
+/** What a confirmation is bound to; every field must match at use. */
+export interface ConfirmationBinding {
+  tenant_id: string;
+  action: ConfirmationAction;
+  booking_id: string | null;
+  run_id: string | null;
+  manifest_digest: string | null;
+  cost_usd: number;
+  max_incremental_cost_usd: number;
+}
+
+export interface ConfirmationRecord extends ConfirmationBinding {
+  ref: string;
+  status: ConfirmationStatus;
+  expires_at: Date;
+  failed_uses: number;
+}
+
+/**
+ * Decides whether a confirmation may be used for the action described by `wanted`, at `now`.
+ * Returns nothing when it may; throws the stable refusal otherwise. Order matters: a locked ref says
+ * locked whatever else is true of it, and a consumed one says consumed even once expired.
+ */
+export function checkConfirmationUse(record: ConfirmationRecord | null, wanted: ConfirmationBinding, now: Date): void {
+  if (!record || record.tenant_id !== wanted.tenant_id) {
+    throw new ItoError('confirmation_not_found', 'no such confirmation reference');
+  }
+  if (record.failed_uses >= MAX_FAILED_USES) {
+    throw new ItoError('confirmation_locked', `confirmation ${record.ref} is locked after ${MAX_FAILED_USES} failed uses; request a new one`);
+  }
+  if (record.status === 'consumed') throw new ItoError('confirmation_consumed', `confirmation ${record.ref} was already used`);
+  if (record.status === 'denied') throw new ItoError('confirmation_denied', `confirmation ${record.ref} was denied by an approver`);
+  if (record.expires_at.getTime() <= now.getTime()) {
+    throw new ItoError('confirmation_expired', `confirmation ${record.ref} expired at ${record.expires_at.toISOString()}`);
+  }
+  if (record.status === 'pending') throw new ItoError('confirmation_pending', `confirmation ${record.ref} is waiting for an approver`);
+  const mismatched = bindingMismatches(record, wanted);
+  if (mismatched.length > 0) {
+    throw new ItoError('confirmation_mismatch', `confirmation ${record.ref} does not match this request (${mismatched.join(', ')} differ)`, {
+      fields: mismatched,
+    });
+  }
+}
+
+/** Names the bound fields that differ. Costs compare in cents so float noise never decides. */
+export function bindingMismatches(a: ConfirmationBinding, b: ConfirmationBinding): string[] {
+  const out: string[] = [];
+  if (a.action !== b.action) out.push('action');
+  if (a.booking_id !== b.booking_id) out.push('booking_id');
+  if (a.run_id !== b.run_id) out.push('run_id');
+  if (a.manifest_digest !== b.manifest_digest) out.push('manifest_digest');
+  if (cents(a.cost_usd) !== cents(b.cost_usd)) out.push('cost_usd');
+  if (cents(a.max_incremental_cost_usd) !== cents(b.max_incremental_cost_usd)) out.push('max_incremental_cost_usd');
+  return out;
+}
+
+function cents(usd: number): number {
+  return Math.round(usd * 100);
+}
+
+/** Approve or deny: only a pending, unexpired confirmation can be decided. */
+export function checkConfirmationDecision(record: ConfirmationRecord | null, tenantId: string, now: Date): ConfirmationRecord {
+  if (!record || record.tenant_id !== tenantId) throw new ItoError('confirmation_not_found', 'no such confirmation reference');
+  if (record.status !== 'pending') throw new ItoError('invalid_state', `confirmation ${record.ref} is ${record.status}, not pending`);
+  if (record.expires_at.getTime() <= now.getTime()) {
+    throw new ItoError('confirmation_expired', `confirmation ${record.ref} expired at ${record.expires_at.toISOString()}`);
+  }
+  return record;
+}
