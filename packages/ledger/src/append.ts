@@ -1,0 +1,115 @@
+import type pg from 'pg';
+import { VersionConflictError } from './errors.js';
+import { contentHash } from './hashing.js';
+import type { AppendOptions, AppendResult, NewEvent, StoredEvent } from './types.js';
+import { validateAppend } from './validate.js';
+
+/**
+ * The whole append is this one statement, sent as one round trip: it reads the stream's head, checks the
+ * expected version and the owning tenant, and inserts every event or none. A concurrent writer that passed
+ * the same check loses on events_stream_version_uq. The events travel as one jsonb array parameter.
+ * Named, so each connection parses and plans it once.
+ */
+const APPEND_SQL = `
+with head as (
+  select stream_version, tenant_id from events where stream_id = $1 order by stream_version desc limit 1
+), cur as (
+  select coalesce((select stream_version from head), 0) as v,
+         coalesce((select tenant_id from head), $2::text) = $2::text as same_tenant
+), input as (
+  select t.ord::int as ord, t.e->>'type' as type, (t.e->>'schemaVersion')::int as schema_version,
+         t.e->'data' as data, t.e->'metadata' as metadata, t.e->>'contentHash' as content_hash
+  from jsonb_array_elements($3::jsonb) with ordinality as t(e, ord)
+)
+insert into events (stream_id, stream_version, tenant_id, type, schema_version, data, metadata, recorded_at, content_hash)
+select $1, cur.v + input.ord, $2, input.type, input.schema_version, input.data, input.metadata, $4::timestamptz, input.content_hash
+from cur, input
+where cur.same_tenant
+  and case $5::text when 'any' then true when 'no_stream' then cur.v = 0 else cur.v = $6::int end
+order by input.ord
+returning position::text as position, stream_version, transaction_id::text as transaction_id`;
+
+interface PreparedEvent {
+  type: string;
+  schemaVersion: number;
+  data: Record<string, unknown>;
+  metadata: Record<string, unknown>;
+  contentHash: string;
+}
+
+/** Appends in one statement on `db` (a pool for autocommit, or a client inside a transaction). */
+export async function appendEvents(
+  db: pg.Pool | pg.PoolClient,
+  streamId: string,
+  events: NewEvent[],
+  opts: AppendOptions,
+  recordedAt: Date,
+): Promise<AppendResult> {
+  validateAppend(streamId, events, opts);
+  // Stored precision is milliseconds, so the hash is computed over the value that will be read back.
+  const at = new Date(Math.floor(recordedAt.getTime()));
+  const prepared: PreparedEvent[] = events.map((e) => {
+    // Normalise through JSON once so the stored jsonb and the hashed value are the same value.
+    const data = JSON.parse(JSON.stringify(e.data)) as Record<string, unknown>;
+    const metadata = JSON.parse(JSON.stringify(e.metadata ?? {})) as Record<string, unknown>;
+    const schemaVersion = e.schemaVersion ?? 1;
+    return {
+      type: e.type,
+      schemaVersion,
+      data,
+      metadata,
+      contentHash: contentHash({ tenantId: opts.tenantId, streamId, type: e.type, schemaVersion, data, metadata, recordedAt: at }),
+    };
+  });
+  const mode = typeof opts.expectedVersion === 'number' ? 'exact' : opts.expectedVersion;
+  const exact = typeof opts.expectedVersion === 'number' ? opts.expectedVersion : null;
+
+  let rows: Array<{ position: string; stream_version: number; transaction_id: string }>;
+  try {
+    ({ rows } = await db.query({
+      name: 'ito_ledger_append',
+      text: APPEND_SQL,
+      values: [streamId, opts.tenantId, JSON.stringify(prepared), at.toISOString(), mode, exact],
+    }));
+  } catch (err) {
+    if (isUniqueViolation(err, 'events_stream_version_uq')) throw new VersionConflictError(streamId, opts.expectedVersion);
+    throw err;
+  }
+  if (rows.length === 0) throw new VersionConflictError(streamId, opts.expectedVersion, await currentVersion(db, streamId, opts.tenantId));
+  rows.sort((a, b) => a.stream_version - b.stream_version);
+
+  const stored: StoredEvent[] = rows.map((row, i) => {
+    const p = prepared[i] as PreparedEvent;
+    return {
+      position: Number(row.position),
+      streamId,
+      streamVersion: row.stream_version,
+      tenantId: opts.tenantId,
+      type: p.type,
+      schemaVersion: p.schemaVersion,
+      data: p.data,
+      metadata: p.metadata,
+      recordedAt: at,
+      transactionId: row.transaction_id,
+    };
+  });
+  return { nextExpectedVersion: (stored[stored.length - 1] as StoredEvent).streamVersion, events: stored };
+}
+
+/** Only on the failure path, to say in the error where the stream actually is. */
+async function currentVersion(db: pg.Pool | pg.PoolClient, streamId: string, tenantId: string): Promise<number | null> {
+  try {
+    const { rows } = await db.query<{ v: number | null }>(// Scoped to the tenant: another tenant's stream reads as absent, never as its version.
+      'select max(stream_version) as v from events where stream_id = $1 and tenant_id = $2',
+      [streamId, tenantId],);
+    return rows[0]?.v ?? 0;
+  } catch {
+    // Inside an aborted transaction the diagnosis is not worth a second error.
+    return null;
+  }
+}
+
+function isUniqueViolation(err: unknown, constraint: string): boolean {
+  const e = err as { code?: string; constraint?: string };
+  return e?.code === '23505' && e.constraint === constraint;
+}

@@ -1,0 +1,47 @@
+import type pg from 'pg';
+import type { IdempotencyBegin, IdempotencyTx } from './types.js';
+
+/**
+ * The key's lock is a one-bigint advisory lock (hashtextextended of tenant and key), held until the transaction
+ * ends: a second request with the same key while the first is still running sees in_progress instead of
+ * racing it. The row itself is written in that same transaction, so a rollback leaves neither row nor lock.
+ */
+const LOCK_SQL = `select pg_try_advisory_xact_lock(hashtextextended($1::text || '/' || $2::text, 0)) as ok`;
+
+export function idempotencyFor(client: pg.PoolClient): IdempotencyTx {
+  return {
+    async begin(tenantId: string, key: string, fingerprint: string): Promise<IdempotencyBegin> {
+      const { rows: lock } = await client.query<{ ok: boolean }>(LOCK_SQL, [tenantId, key]);
+      if (!lock[0]?.ok) return { kind: 'in_progress' };
+      const { rows } = await client.query<{ fingerprint: string; result: unknown }>(
+        'select fingerprint, result from idempotency_keys where tenant_id = $1 and key = $2',
+        [tenantId, key],
+      );
+      const row = rows[0];
+      if (!row) return { kind: 'new' };
+      return row.fingerprint === fingerprint ? { kind: 'replay', result: row.result } : { kind: 'mismatch' };
+    },
+    async complete(tenantId: string, key: string, fingerprint: string, result: unknown): Promise<void> {
+      await client.query('insert into idempotency_keys (tenant_id, key, fingerprint, result) values ($1, $2, $3, $4::jsonb)', [
+        tenantId,
+        key,
+        fingerprint,
+        JSON.stringify(result ?? null),
+      ]);
+    },
+  };
+}
+
+/** Looks a key up outside any transaction (e.g. GET /runs?idempotency_key=…). Scoped to the tenant. */
+export async function findIdempotencyResult(
+  pool: pg.Pool,
+  tenantId: string,
+  key: string,
+): Promise<{ fingerprint: string; result: unknown; createdAt: Date } | null> {
+  const { rows } = await pool.query<{ fingerprint: string; result: unknown; created_at: Date }>(
+    'select fingerprint, result, created_at from idempotency_keys where tenant_id = $1 and key = $2',
+    [tenantId, key],
+  );
+  const row = rows[0];
+  return row ? { fingerprint: row.fingerprint, result: row.result, createdAt: row.created_at } : null;
+}

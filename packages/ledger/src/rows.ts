@@ -1,0 +1,63 @@
+import type { EventMetadata, StoredEvent, Upcaster } from './types.js';
+
+/** The columns every event query selects, in the shape `toStoredEvent` reads. */
+export const EVENT_COLUMNS = `position::text as position, stream_id, stream_version, tenant_id, type, schema_version, data,
+  metadata, recorded_at, transaction_id::text as transaction_id`;
+
+export interface EventRow {
+  position: string;
+  stream_id: string;
+  stream_version: number;
+  tenant_id: string;
+  type: string;
+  schema_version: number;
+  data: Record<string, unknown>;
+  metadata: EventMetadata;
+  recorded_at: Date;
+  transaction_id: string;
+}
+
+export function toStoredEvent(row: EventRow): StoredEvent {
+  return {
+    position: Number(row.position),
+    streamId: row.stream_id,
+    streamVersion: row.stream_version,
+    tenantId: row.tenant_id,
+    type: row.type,
+    schemaVersion: row.schema_version,
+    data: row.data,
+    metadata: row.metadata,
+    recordedAt: row.recorded_at,
+    transactionId: row.transaction_id,
+  };
+}
+
+/**
+ * Lifts stored events to the newest shape the registered upcasters know, one version at a time.
+ * The stored row is untouched; only the value handed to the reader changes.
+ */
+export class Upcasters {
+  private readonly byKey = new Map<string, Upcaster>();
+
+  constructor(list: Upcaster[] = []) {
+    for (const u of list) {
+      const key = Upcasters.key(u.type, u.fromVersion);
+      if (this.byKey.has(key)) throw new Error(`two upcasters for ${u.type} from version ${u.fromVersion}`);
+      this.byKey.set(key, u);
+    }
+  }
+
+  apply(event: StoredEvent): StoredEvent {
+    if (this.byKey.size === 0) return event;
+    let { data, schemaVersion } = event;
+    for (let u = this.byKey.get(Upcasters.key(event.type, schemaVersion)); u; u = this.byKey.get(Upcasters.key(event.type, schemaVersion))) {
+      data = u.upcast(data);
+      schemaVersion += 1;
+    }
+    return schemaVersion === event.schemaVersion ? event : { ...event, data, schemaVersion };
+  }
+
+  private static key(type: string, version: number): string {
+    return `${type}\u0000${version}`;
+  }
+}
