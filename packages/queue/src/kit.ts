@@ -1,0 +1,127 @@
+import { Queue, Worker, createPostgresBackend, withBackend, type IQueueBackend, type Processor, type WorkerOptions } from 'bullmq';
+import { Redis } from 'ioredis';
+import pg from 'pg';
+import type { QueueBackendConfig } from './backend-config.js';
+
+/* eslint-disable @typescript-eslint/no-explicit-any -- BullMQ's generics are erased at this seam on purpose. */
+export type AnyQueue = Queue<any, any, string, any, any, string, IQueueBackend, any>;
+export type AnyWorker = Worker<any, any, string, IQueueBackend, any, any>;
+/* eslint-enable @typescript-eslint/no-explicit-any */
+
+export interface KitWorkerOptions {
+  /** Jobs processed at once by this worker. @defaultValue 1 */
+  concurrency?: number;
+}
+
+/** Queues and workers on one backend, with one lifecycle. */
+export interface QueueKit {
+  readonly kind: QueueBackendConfig['kind'];
+  /** The queue of this name (one instance per name, created on first use). */
+  queue(name: string): AnyQueue;
+  worker(name: string, handler: Processor, opts?: KitWorkerOptions): AnyWorker;
+  /** Resolves when the backend answers; rejects otherwise. */
+  ping(): Promise<void>;
+  /** Closes workers first (letting running jobs finish), then queues and connections. Idempotent. */
+  close(): Promise<void>;
+}
+
+export interface QueueKitOptions {
+  /**
+   * Namespace for this kit's queues: the Redis key prefix, or the PostgreSQL schema (as `<prefix>_queue`).
+   * @defaultValue 'ito'
+   */
+  prefix?: string;
+}
+
+const PREFIX = /^[a-z][a-z0-9_]{0,40}$/;
+
+export function createQueueKit(cfg: QueueBackendConfig, opts: QueueKitOptions = {}): QueueKit {
+  const prefix = opts.prefix ?? 'ito';
+  if (!PREFIX.test(prefix)) throw new Error(`queue prefix must match ${PREFIX.source}`);
+  const backend = cfg.kind === 'redis' ? redisBackend(cfg.redisUrl, prefix) : postgresBackend(cfg.databaseUrl, `${prefix}_queue`);
+  const queues = new Map<string, AnyQueue>();
+  const workers: AnyWorker[] = [];
+  let closing: Promise<void> | null = null;
+
+  return {
+    kind: cfg.kind,
+    queue(name) {
+      if (closing) throw new Error('queue kit is closed');
+      let q = queues.get(name);
+      if (!q) {
+        q = backend.queue(name);
+        queues.set(name, q);
+      }
+      return q;
+    },
+    worker(name, handler, workerOpts = {}) {
+      if (closing) throw new Error('queue kit is closed');
+      const w = backend.worker(name, handler, { concurrency: workerOpts.concurrency ?? 1 });
+      workers.push(w);
+      return w;
+    },
+    ping: backend.ping,
+    close() {
+      closing ??= (async () => {
+        await Promise.all(workers.map((w) => w.close()));
+        await Promise.all([...queues.values()].map((q) => q.close()));
+        await backend.close();
+      })();
+      return closing;
+    },
+  };
+}
+
+interface Backend {
+  queue(name: string): AnyQueue;
+  worker(name: string, handler: Processor, opts: Pick<WorkerOptions, 'concurrency'>): AnyWorker;
+  ping(): Promise<void>;
+  close(): Promise<void>;
+}
+
+function redisBackend(url: string, prefix: string): Backend {
+  // One shared connection; BullMQ duplicates it for each worker's blocking reads.
+  // maxRetriesPerRequest null is what BullMQ workers require.
+  const connection = new Redis(url, { maxRetriesPerRequest: null, lazyConnect: false });
+  // Errors surface through ping() and job failures; an unhandled 'error' event would crash the process.
+  connection.on('error', () => undefined);
+  return {
+    queue: (name) => new Queue(name, { connection, prefix }) as unknown as AnyQueue,
+    worker: (name, handler, opts) => new Worker(name, handler, { connection, prefix, ...opts }) as unknown as AnyWorker,
+    ping: async () => {
+      const answer = await withTimeout(connection.ping(), 3_000, 'Redis ping timed out');
+      if (answer !== 'PONG') throw new Error(`unexpected Redis ping answer: ${answer}`);
+    },
+    close: async () => {
+      // QUIT waits for a reply that an unreachable server never sends; drop the socket instead.
+      if (connection.status === 'ready') await connection.quit().catch(() => connection.disconnect());
+      else connection.disconnect();
+    },
+  };
+}
+
+function postgresBackend(databaseUrl: string, schema: string): Backend {
+  const { Queue: PgQueue, Worker: PgWorker } = withBackend(createPostgresBackend);
+  // Each queue and worker owns a small pool; `migrate` creates BullMQ's schema on first use (advisory-locked).
+  const connection = () => ({ connectionString: databaseUrl, schema, migrate: true, max: 3 });
+  const probe = new pg.Pool({ connectionString: databaseUrl, max: 1, connectionTimeoutMillis: 3_000 });
+  probe.on('error', () => undefined);
+  return {
+    queue: (name) => new PgQueue(name, { connection: connection() }) as unknown as AnyQueue,
+    worker: (name, handler, opts) => new PgWorker(name, handler, { connection: connection(), ...opts }) as unknown as AnyWorker,
+    ping: async () => {
+      await withTimeout(probe.query('select 1'), 3_000, 'PostgreSQL queue backend ping timed out');
+    },
+    close: async () => {
+      await probe.end();
+    },
+  };
+}
+
+function withTimeout<T>(p: Promise<T>, ms: number, message: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(message)), ms);
+  });
+  return Promise.race([p, timeout]).finally(() => clearTimeout(timer));
+}
