@@ -18,12 +18,14 @@ type Db = pg.Pool | pg.PoolClient;
 function safeReadSql(withCursor: boolean): string {
   return `
 select ${EVENT_COLUMNS}
-from events
-where transaction_id < pg_snapshot_xmin(pg_current_snapshot())
-  ${withCursor ? 'and (transaction_id, position) > (select c.transaction_id, c.position from events c where c.position = $4::bigint)' : ''}
-  and ($1::text is null or tenant_id = $1::text)
-  and ($2::text[] is null or type = any($2::text[]))
-order by transaction_id, position
+from events e
+where e.transaction_id < pg_snapshot_xmin(pg_current_snapshot())
+  ${withCursor ? 'and (e.transaction_id, e.position) > (select c.transaction_id, c.position from events c where c.position = $4::bigint)' : ''}
+  and ($1::text is null or e.tenant_id = $1::text)
+  and ($2::text[] is null or e.type = any($2::text[]))
+-- Qualified on purpose: the select list renames position and transaction_id to their text forms, and an
+-- unqualified ORDER BY would sort those strings ('10' before '9').
+order by e.transaction_id, e.position
 limit $3`;
 }
 // Two statements rather than one with "$after = 0 or …", so each keeps a plan that range-scans the index.

@@ -45,7 +45,7 @@ async function sealOneBatch(pool: pg.Pool, batchSize: number): Promise<number | 
       return null;
     }
     const { rows: heads } = await client.query<{ seq: string; position: string; transaction_id: string; hash: string }>(
-      'select seq::text as seq, position::text as position, transaction_id::text as transaction_id, hash from event_chain order by seq desc limit 1',
+      'select seq::text as seq, position::text as position, transaction_id::text as transaction_id, hash from event_chain order by event_chain.seq desc limit 1',
     );
     const head = heads[0];
     const { rows } = await client.query<{ position: string; transaction_id: string; stream_version: number; content_hash: string }>({

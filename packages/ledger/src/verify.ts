@@ -103,7 +103,7 @@ function isAfter(txid: string, position: string, prev: { txid: string; position:
 
 export async function readChainHead(pool: pg.Pool): Promise<ChainHead> {
   const { rows } = await pool.query<{ seq: string; position: string; hash: string }>(
-    'select seq::text as seq, position::text as position, hash from event_chain order by seq desc limit 1',
+    'select seq::text as seq, position::text as position, hash from event_chain order by event_chain.seq desc limit 1',
   );
   const head = rows[0];
   return head ? { position: Number(head.position), hash: head.hash, count: Number(head.seq) } : { position: null, hash: null, count: 0 };

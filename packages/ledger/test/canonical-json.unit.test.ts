@@ -1,0 +1,38 @@
+import { describe, expect, it } from 'vitest';
+import { canonicalJson, sha256Hex } from '../src/canonical-json.js';
+
+describe('canonicalJson', () => {
+  it('sorts keys at every depth and writes no whitespace', () => {
+    expect(canonicalJson({ b: 1, a: { d: [3, { z: true, y: null }], c: 'x' } })).toBe('{"a":{"c":"x","d":[3,{"y":null,"z":true}]},"b":1}');
+  });
+
+  it('sorts keys by UTF-16 code units, as RFC 8785 requires', () => {
+    // "\u20ac" (euro) sorts before "\ud83d\ude00" (emoji, a surrogate pair) and after "z".
+    expect(canonicalJson({ '\u{1F600}': 1, '\u20ac': 2, z: 3, A: 4 })).toBe('{"A":4,"z":3,"\u20ac":2,"\u{1F600}":1}');
+  });
+
+  it('formats numbers as ECMAScript does', () => {
+    expect(canonicalJson([1.0, -0, 1e21, 0.1, 1e-7, 123456789012345680000])).toBe('[1,0,1e+21,0.1,1e-7,123456789012345680000]');
+  });
+
+  it('gives the same text for a value and its JSON round trip', () => {
+    const value = { when: new Date('2024-01-02T03:04:05.678Z'), gone: undefined, list: [undefined, Number.NaN, 'é\n"'], n: 2 };
+    expect(canonicalJson(value)).toBe(canonicalJson(JSON.parse(JSON.stringify(value))));
+    expect(canonicalJson(value)).toBe('{"list":[null,null,"é\\n\\""],"n":2,"when":"2024-01-02T03:04:05.678Z"}');
+  });
+
+  it('refuses values JSON cannot hold', () => {
+    expect(() => canonicalJson(10n)).toThrow(TypeError);
+    expect(() => canonicalJson(undefined)).toThrow(TypeError);
+  });
+
+  it('is independent of key insertion order', () => {
+    expect(canonicalJson({ x: 1, y: [1, 2] })).toBe(canonicalJson({ y: [1, 2], x: 1 }));
+  });
+});
+
+describe('sha256Hex', () => {
+  it('hashes UTF-8 text to lowercase hex', () => {
+    expect(sha256Hex('abc')).toBe('ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad');
+  });
+});
