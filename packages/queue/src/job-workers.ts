@@ -56,8 +56,6 @@ export function startJobWorkers<C extends JobCatalog>(
       const final = err instanceof UnrecoverableError || job.attemptsMade >= (job.opts.attempts ?? 1);
       opts.onFailed?.({ name: job.name, jobId: job.id ?? '', reason: err.message, final });
     });
-    // Worker-level errors (connection blips) are retried by BullMQ; without a listener they would crash.
-    worker.on('error', () => undefined);
     workers.push(worker);
   }
   return workers;

@@ -31,6 +31,12 @@ export interface QueueKitOptions {
    * @defaultValue 'ito'
    */
   prefix?: string;
+  /**
+   * Connection errors of queues and workers (BullMQ retries them). Errors raised while the kit is closing,
+   * such as connections the database ends during shutdown, are not reported.
+   * @defaultValue ignore
+   */
+  onError?: (err: Error, source: { kind: 'queue' | 'worker'; name: string }) => void;
 }
 
 const PREFIX = /^[a-z][a-z0-9_]{0,40}$/;
@@ -42,6 +48,9 @@ export function createQueueKit(cfg: QueueBackendConfig, opts: QueueKitOptions = 
   const queues = new Map<string, AnyQueue>();
   const workers: AnyWorker[] = [];
   let closing: Promise<void> | null = null;
+  const report = (err: Error, source: { kind: 'queue' | 'worker'; name: string }) => {
+    if (!closing) opts.onError?.(err, source);
+  };
 
   return {
     kind: cfg.kind,
@@ -50,6 +59,7 @@ export function createQueueKit(cfg: QueueBackendConfig, opts: QueueKitOptions = 
       let q = queues.get(name);
       if (!q) {
         q = backend.queue(name);
+        q.on('error', (err: Error) => report(err, { kind: 'queue', name }));
         queues.set(name, q);
       }
       return q;
@@ -57,6 +67,7 @@ export function createQueueKit(cfg: QueueBackendConfig, opts: QueueKitOptions = 
     worker(name, handler, workerOpts = {}) {
       if (closing) throw new Error('queue kit is closed');
       const w = backend.worker(name, handler, { concurrency: workerOpts.concurrency ?? 1 });
+      w.on('error', (err: Error) => report(err, { kind: 'worker', name }));
       workers.push(w);
       return w;
     },

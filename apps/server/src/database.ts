@@ -1,0 +1,40 @@
+import pg from 'pg';
+import type { ItoConfig, Logger } from '@ito/config';
+import { embeddedDataDir, readEmbeddedConnection, startEmbeddedPostgres } from '@ito/embedded';
+
+/** The ledger database in the embedded cluster. */
+export const EMBEDDED_DATABASE = 'ito';
+
+export interface LedgerDatabase {
+  /** Carries credentials: never log it. */
+  url: string;
+  source: 'external' | 'embedded' | 'embedded-shared';
+  /** Releases what this process started (the embedded server when it owns one). */
+  release(): Promise<void>;
+}
+
+/**
+ * ITO_DATABASE_URL when set; else the embedded server already run by another ito-server under the same
+ * ITO_HOME (so split roles share one cluster); else an embedded server this process starts and will stop.
+ */
+export async function openLedgerDatabase(cfg: ItoConfig, logger: Logger): Promise<LedgerDatabase> {
+  if (cfg.ITO_DATABASE_URL) return { url: cfg.ITO_DATABASE_URL, source: 'external', release: async () => undefined };
+  const shared = await readEmbeddedConnection(cfg.ITO_HOME);
+  if (shared) {
+    logger.info({ itoHome: cfg.ITO_HOME }, 'using the embedded PostgreSQL another ito-server runs under this ITO_HOME');
+    return { url: shared, source: 'embedded-shared', release: async () => undefined };
+  }
+  const embedded = await startEmbeddedPostgres({
+    dataDir: embeddedDataDir(cfg.ITO_HOME),
+    database: EMBEDDED_DATABASE,
+    logger: logger.child({ component: 'embedded-postgres' }),
+  });
+  return { url: embedded.databaseUrl, source: 'embedded', release: () => embedded.stop() };
+}
+
+export function createPool(url: string, logger: Logger): pg.Pool {
+  const pool = new pg.Pool({ connectionString: url, max: 10, connectionTimeoutMillis: 5_000 });
+  // An idle client losing its connection is recoverable; without a listener it would crash the process.
+  pool.on('error', (err) => logger.warn({ err: { message: err.message } }, 'idle database connection failed'));
+  return pool;
+}

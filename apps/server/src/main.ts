@@ -1,0 +1,77 @@
+#!/usr/bin/env node
+import { createLogger, loadConfigOrExit, type Logger } from '@ito/config';
+import { parseArgs, USAGE, UsageError } from './args.js';
+import { runMigrate } from './migrate.js';
+import { startServer } from './start.js';
+
+/** Exit codes: 0 clean, 1 failure, 2 usage or configuration (loadConfigOrExit uses 2 as well). */
+const SHUTDOWN_TIMEOUT_MS = 30_000;
+
+function exitAfterFlush(logger: Logger, code: number): void {
+  logger.flush(() => process.exit(code));
+  // A flush that never calls back must not keep a stopped server alive.
+  setTimeout(() => process.exit(code), 1_000).unref();
+}
+
+async function main(): Promise<void> {
+  let command;
+  try {
+    command = parseArgs(process.argv.slice(2));
+  } catch (err) {
+    if (!(err instanceof UsageError)) throw err;
+    process.stderr.write(`ito-server: ${err.message}\n${USAGE}\n`);
+    process.exit(2);
+  }
+  if (command.command === 'help') {
+    process.stdout.write(`${USAGE}\n`);
+    return;
+  }
+
+  const cfg = loadConfigOrExit();
+  const logger = createLogger({ level: cfg.ITO_LOG_LEVEL, name: 'ito-server' });
+
+  if (command.command === 'migrate') {
+    try {
+      await runMigrate(cfg, logger);
+      exitAfterFlush(logger, 0);
+    } catch (err) {
+      logger.error({ err: { message: (err as Error).message } }, 'migration failed');
+      exitAfterFlush(logger, 1);
+    }
+    return;
+  }
+
+  let server;
+  try {
+    server = await startServer(cfg, command.roles, logger);
+  } catch (err) {
+    logger.error({ err: { message: (err as Error).message } }, 'ito-server failed to start');
+    exitAfterFlush(logger, 1);
+    return;
+  }
+  logger.info({ roles: command.roles }, 'ito-server ready');
+
+  let signalled = false;
+  const onSignal = (signal: NodeJS.Signals) => {
+    if (signalled) {
+      logger.warn({ signal }, 'second signal: exiting without waiting');
+      exitAfterFlush(logger, 1);
+      return;
+    }
+    signalled = true;
+    logger.info({ signal }, 'shutting down');
+    const timer = setTimeout(() => {
+      logger.error({ timeoutMs: SHUTDOWN_TIMEOUT_MS }, 'shutdown timed out');
+      exitAfterFlush(logger, 1);
+    }, SHUTDOWN_TIMEOUT_MS);
+    void server.stop().then((clean) => {
+      clearTimeout(timer);
+      logger.info({ clean }, 'ito-server stopped');
+      exitAfterFlush(logger, clean ? 0 : 1);
+    });
+  };
+  process.on('SIGTERM', onSignal);
+  process.on('SIGINT', onSignal);
+}
+
+void main();

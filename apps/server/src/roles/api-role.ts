@@ -1,0 +1,29 @@
+import type pg from 'pg';
+import { buildApp } from '@ito/api';
+import type { ItoConfig, Logger } from '@ito/config';
+import type { QueueKit } from '@ito/queue';
+
+export type ApiServer = Awaited<ReturnType<typeof buildApp>>;
+
+/** Serves the HTTP API; /readyz is green only when the database and the queue backend both answer. */
+export async function startApiRole(args: { cfg: ItoConfig; logger: Logger; pool: pg.Pool; kit: QueueKit }): Promise<ApiServer> {
+  const { cfg, logger, pool, kit } = args;
+  const app = await buildApp({
+    logger: logger.child({ role: 'api' }),
+    pool,
+    readiness: [
+      {
+        name: 'database',
+        check: async () => {
+          await pool.query('select 1');
+        },
+      },
+      { name: 'queue', check: () => kit.ping() },
+    ],
+  });
+  await app.listen({ host: cfg.ITO_HOST, port: cfg.ITO_PORT });
+  const address = app.server.address();
+  const port = typeof address === 'object' && address ? address.port : cfg.ITO_PORT;
+  logger.info({ host: cfg.ITO_HOST, port }, 'API listening');
+  return app;
+}

@@ -1,0 +1,59 @@
+import type { ItoConfig, Logger } from '@ito/config';
+import { createLedger, migrateDatabase } from '@ito/ledger';
+import { createQueueKit, queueBackendFromEnv } from '@ito/queue';
+import type { Role } from './args.js';
+import { createPool, openLedgerDatabase } from './database.js';
+import { startMonitorRole } from './roles/monitor-role.js';
+import { runShutdown, type ShutdownStep } from './shutdown.js';
+import { startRegisteredWorkers } from './workers/registry.js';
+
+export interface RunningServer {
+  /** Graceful stop; resolves true when every step was clean. Idempotent. */
+  stop(): Promise<boolean>;
+}
+
+/**
+ * Starts the given roles in this process. Whatever was started is registered for shutdown as it starts,
+ * so a failure half-way still releases everything (in particular an embedded PostgreSQL).
+ */
+export async function startServer(cfg: ItoConfig, roles: Role[], logger: Logger): Promise<RunningServer> {
+  // Reverse start order: stop accepting requests, close workers and queues, close pools, stop the database.
+  const steps: ShutdownStep[] = [];
+  let stopping: Promise<boolean> | null = null;
+  const stop = () => (stopping ??= runShutdown([...steps].reverse(), logger));
+
+  try {
+    const db = await openLedgerDatabase(cfg, logger);
+    steps.push({ name: 'database', run: () => db.release() });
+    // The embedded default starts empty, so it is migrated on every start (already-applied steps are skipped).
+    if (db.source === 'embedded') await migrateDatabase(db.url);
+
+    const pool = createPool(db.url, logger);
+    steps.push({ name: 'pool', run: () => pool.end() });
+
+    const backend = queueBackendFromEnv(cfg, db.url);
+    const kit = createQueueKit(backend, {
+      onError: (err, source) => logger.warn({ ...source, err: { message: err.message } }, 'queue connection error'),
+    });
+    steps.push({ name: 'queue', run: () => kit.close() });
+    logger.info({ roles, database: db.source, queue: backend.kind }, 'starting ito-server');
+
+    if (roles.includes('worker')) {
+      await startRegisteredWorkers(kit, { ledger: createLedger({ pool }), logger: logger.child({ role: 'worker' }) });
+    }
+    if (roles.includes('monitor')) {
+      const monitor = startMonitorRole(logger);
+      steps.push({ name: 'monitor', run: () => monitor.stop() });
+    }
+    if (roles.includes('api')) {
+      // Loaded only here so worker- and monitor-only processes never load the HTTP stack.
+      const { startApiRole } = await import('./roles/api-role.js');
+      const app = await startApiRole({ cfg, logger, pool, kit });
+      steps.push({ name: 'api', run: () => app.close() });
+    }
+    return { stop };
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+}
