@@ -1,1 +1,15 @@
-export {};
+export { planRun } from './plan-run.js';
+export { validatePlanRequest } from './validate.js';
+export { GPU_CATALOG, FABRIC_CATALOG, findGpu, findFabric, supportsFp8 } from './catalog.js';
+export type { GpuSpec, FabricSpec, GpuArchitecture } from './catalog.js';
+export { PLAN_ASSUMPTIONS, referenceBatchTokens, vocabularyFor } from './assumptions.js';
+export { estimateShape } from './model-shape.js';
+export type { ModelShape } from './model-shape.js';
+export { estimateMemory, usableMemoryGb } from './memory.js';
+export type { MemoryLayout, MemoryEstimate } from './memory.js';
+export { flopsPerToken } from './throughput.js';
+export { tokenPhases } from './phases.js';
+export type { TokenPhase } from './phases.js';
+export { estimateCost, roundCents } from './cost.js';
+export type { CostInput, CostEstimate } from './cost.js';
+export type * from './types.js';
