@@ -8,7 +8,8 @@ export type ApiServer = Awaited<ReturnType<typeof buildApp>>;
 /** Serves the HTTP API; /readyz is green only when the database and the queue backend both answer. */
 export async function startApiRole(args: { cfg: ItoConfig; logger: Logger; pool: pg.Pool; kit: QueueKit }): Promise<ApiServer> {
   const { cfg, logger, pool, kit } = args;
-  const app = await buildApp({
+  // The pool lets the API serve its ledger routes; without it only the health routes are served.
+  const deps: Parameters<typeof buildApp>[0] & { pool: pg.Pool } = {
     logger: logger.child({ role: 'api' }),
     pool,
     readiness: [
@@ -20,7 +21,8 @@ export async function startApiRole(args: { cfg: ItoConfig; logger: Logger; pool:
       },
       { name: 'queue', check: () => kit.ping() },
     ],
-  });
+  };
+  const app = await buildApp(deps);
   await app.listen({ host: cfg.ITO_HOST, port: cfg.ITO_PORT });
   const address = app.server.address();
   const port = typeof address === 'object' && address ? address.port : cfg.ITO_PORT;
