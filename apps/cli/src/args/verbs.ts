@@ -1,0 +1,125 @@
+/**
+ * The verb table of `ito`: names, flags, help text and the honest capability facts ECC reads. Pure data with no
+ * imports, so `ito --help` can load it without the HTTP client or any schema.
+ */
+export interface FlagSpec {
+  name: string;
+  /** Placeholder of the value; absent for a boolean switch. */
+  value?: string;
+  required?: boolean;
+  help: string;
+}
+
+export interface PositionalSpec {
+  name: string;
+  required: boolean;
+  help: string;
+}
+
+export type Auth = 'none' | 'credential' | 'requester' | 'approver' | 'desk' | 'auditor';
+export type SideEffect =
+  | 'none'
+  | 'credential_store'
+  | 'credential_revoke'
+  | 'confirmation_request'
+  | 'confirmation_decision'
+  | 'workload_start'
+  | 'workload_cancel'
+  | 'workload_cleanup'
+  | 'workload_restart'
+  | 'file_write';
+export type Authority = 'none' | 'identity' | 'approver' | 'entitled_workload' | 'confirmed_run_action';
+
+export interface VerbSpec {
+  name: string;
+  summary: string;
+  usage: string;
+  example: string;
+  positionals?: PositionalSpec[];
+  flags?: FlagSpec[];
+  auth: Auth;
+  network: 'none' | 'api';
+  side_effect: SideEffect;
+  authority: Authority;
+  /** `preview`: wired to a route the server may not offer yet; a missing route answers not_found. */
+  availability: 'available' | 'preview';
+}
+
+export const GLOBAL_FLAGS: FlagSpec[] = [
+  { name: 'json', help: 'print exactly one JSON envelope on stdout (accepted before or after the verb)' },
+  { name: 'connect-timeout', value: 'ms', help: 'connection deadline (default ITO_CONNECT_TIMEOUT_MS or 5000)' },
+  { name: 'timeout', value: 'ms', help: 'overall deadline per request (default ITO_REQUEST_TIMEOUT_MS or 30000)' },
+  { name: 'help', help: 'show help for the verb' },
+];
+
+/** Flags that would put a secret into argv (visible in `ps`, shell history and CI logs): always a usage error. */
+export const SECRET_FLAGS = ['api-key', 'key', 'token', 'password', 'secret', 'credential'];
+
+const manifestFlag: FlagSpec = { name: 'manifest', value: 'abs-path', required: true, help: 'absolute path of the manifest file (read safely, sent byte for byte)' };
+const bookingFlag: FlagSpec = { name: 'booking', value: 'id', required: true, help: 'booking id' };
+const refFlag: FlagSpec = { name: 'confirmation-ref', value: 'ref', required: true, help: 'an approved confirmation reference' };
+const keyFlag: FlagSpec = { name: 'idempotency-key', value: 'key', required: true, help: 'your unique key for this mutation; repeat it to retry safely' };
+const runArg: PositionalSpec = { name: 'run-id', required: true, help: 'run id' };
+const read = { network: 'api', side_effect: 'none', authority: 'none', availability: 'available' } as const;
+
+export const VERBS: VerbSpec[] = [
+  { name: 'capabilities', summary: 'describe every verb and the output contract (no credential, no network)', usage: 'ito capabilities --json', example: 'ito capabilities --json', auth: 'none', network: 'none', side_effect: 'none', authority: 'none', availability: 'available' },
+  { name: 'login', summary: 'store an API key read from stdin or a prompt, after verifying it', usage: 'ito login [--no-browser]', example: 'printf %s "$KEY" | ito login --json', flags: [{ name: 'no-browser', help: 'accepted for compatibility; the key is always read from stdin or a hidden prompt' }], auth: 'none', network: 'api', side_effect: 'credential_store', authority: 'identity', availability: 'available' },
+  { name: 'logout', summary: 'revoke the stored key on the server, then delete the local file', usage: 'ito logout', example: 'ito logout', auth: 'credential', network: 'api', side_effect: 'credential_revoke', authority: 'identity', availability: 'available' },
+  { name: 'auth', summary: 'check the current credential (never starts a login)', usage: 'ito auth', example: 'ito auth --json', auth: 'credential', ...read },
+  { name: 'bookings list', summary: 'list your bookings', usage: 'ito bookings [list]', example: 'ito bookings', auth: 'requester', ...read },
+  { name: 'bookings show', summary: 'show one booking', usage: 'ito bookings show <id>', example: 'ito bookings show bkg_123', positionals: [{ name: 'id', required: true, help: 'booking id' }], auth: 'requester', ...read },
+  { name: 'eligibility', summary: 'fresh training eligibility for a booking, with the bound fields', usage: 'ito eligibility --booking <id>', example: 'ito eligibility --booking bkg_123', flags: [bookingFlag], auth: 'requester', ...read },
+  { name: 'plan', summary: 'parallelism, precision and cost for a manifest; creates nothing', usage: 'ito plan --booking <id> --manifest <abs-path>', example: 'ito plan --booking bkg_123 --manifest /home/me/run/manifest.json', flags: [bookingFlag, manifestFlag], auth: 'requester', ...read },
+  {
+    name: 'confirm request',
+    summary: 'ask an approver to confirm an action; prints the opaque reference',
+    usage: 'ito confirm request --action train.create --booking <id> --manifest <abs-path>\n       ito confirm request --action run.cancel|run.cleanup|run.restart|booking.release --run <id>',
+    example: 'ito confirm request --action train.create --booking bkg_123 --manifest /home/me/run/manifest.json',
+    flags: [
+      { name: 'action', value: 'action', required: true, help: 'train.create, run.cancel, run.cleanup, run.restart or booking.release' },
+      { name: 'booking', value: 'id', help: 'booking id (train.create)' },
+      { name: 'manifest', value: 'abs-path', help: 'manifest file (train.create)' },
+      { name: 'run', value: 'id', help: 'run id (run actions, booking.release)' },
+    ],
+    auth: 'requester', network: 'api', side_effect: 'confirmation_request', authority: 'identity', availability: 'available',
+  },
+  { name: 'confirm approve', summary: 'approve a pending confirmation (approver credential)', usage: 'ito confirm approve <ref>', example: 'ito confirm approve cnf_abc', positionals: [{ name: 'ref', required: true, help: 'confirmation reference' }], auth: 'approver', network: 'api', side_effect: 'confirmation_decision', authority: 'approver', availability: 'available' },
+  { name: 'confirm deny', summary: 'deny a pending confirmation (approver credential)', usage: 'ito confirm deny <ref>', example: 'ito confirm deny cnf_abc', positionals: [{ name: 'ref', required: true, help: 'confirmation reference' }], auth: 'approver', network: 'api', side_effect: 'confirmation_decision', authority: 'approver', availability: 'available' },
+  { name: 'confirm show', summary: 'show a confirmation and its status', usage: 'ito confirm show <ref>', example: 'ito confirm show cnf_abc', positionals: [{ name: 'ref', required: true, help: 'confirmation reference' }], auth: 'requester', ...read },
+  {
+    name: 'train',
+    summary: 'start a run on a booking with an approved confirmation (safe to retry with the same key)',
+    usage: 'ito train --booking <id> --manifest <abs-path> --confirmation-ref <ref> --idempotency-key <key> [--json]',
+    example: 'ito train --booking bkg_123 --manifest /home/me/run/manifest.json --confirmation-ref cnf_abc --idempotency-key run-2026-01-a --json',
+    flags: [bookingFlag, manifestFlag, refFlag, keyFlag],
+    auth: 'requester', network: 'api', side_effect: 'workload_start', authority: 'entitled_workload', availability: 'available',
+  },
+  {
+    name: 'status',
+    summary: 'state of a run, by id or by the idempotency key it was created with',
+    usage: 'ito status [<run-id> | --idempotency-key <key>] [--watch]',
+    example: 'ito status run_123 --watch',
+    positionals: [{ name: 'run-id', required: false, help: 'run id' }],
+    flags: [
+      { name: 'idempotency-key', value: 'key', help: 'find the run created with this key' },
+      { name: 'watch', help: 'follow the run until it ends; progress on stderr' },
+      { name: 'interval', value: 'ms', help: 'polling interval for --watch (default 2000)' },
+    ],
+    auth: 'requester', ...read,
+  },
+  { name: 'logs', summary: 'log lines of a run', usage: 'ito logs <run-id> [--follow]', example: 'ito logs run_123 --follow', positionals: [runArg], flags: [{ name: 'follow', help: 'keep printing new lines until the run ends' }, { name: 'interval', value: 'ms', help: 'polling interval for --follow (default 2000)' }], auth: 'requester', ...read },
+  { name: 'metrics', summary: 'training metrics of a run', usage: 'ito metrics <run-id>', example: 'ito metrics run_123', positionals: [runArg], auth: 'requester', ...read },
+  { name: 'checkpoints', summary: 'checkpoints saved by a run', usage: 'ito checkpoints <run-id>', example: 'ito checkpoints run_123', positionals: [runArg], auth: 'requester', ...read },
+  { name: 'events', summary: 'the ledger events of a run', usage: 'ito events <run-id>', example: 'ito events run_123 --json', positionals: [runArg], auth: 'requester', ...read },
+  { name: 'cancel', summary: 'cancel a run (needs a run.cancel confirmation)', usage: 'ito cancel <run-id> --confirmation-ref <ref> --idempotency-key <key>', example: 'ito cancel run_123 --confirmation-ref cnf_def --idempotency-key cancel-run_123', positionals: [runArg], flags: [refFlag, keyFlag], auth: 'requester', network: 'api', side_effect: 'workload_cancel', authority: 'confirmed_run_action', availability: 'available' },
+  { name: 'cleanup', summary: 'clean up a finished run; the booking is released only with --release-booking and its own confirmation', usage: 'ito cleanup <run-id> --confirmation-ref <ref> --idempotency-key <key> [--release-booking]', example: 'ito cleanup run_123 --confirmation-ref cnf_ghi --idempotency-key cleanup-run_123', positionals: [runArg], flags: [refFlag, keyFlag, { name: 'release-booking', help: 'also release the booking (needs a booking.release confirmation)' }], auth: 'requester', network: 'api', side_effect: 'workload_cleanup', authority: 'confirmed_run_action', availability: 'available' },
+  { name: 'restart', summary: 'human-gated restart after a loss spike (needs a run.restart confirmation)', usage: 'ito restart <run-id> --confirmation-ref <ref> --idempotency-key <key>', example: 'ito restart run_123 --confirmation-ref cnf_jkl --idempotency-key restart-run_123-1', positionals: [runArg], flags: [refFlag, keyFlag], auth: 'requester', network: 'api', side_effect: 'workload_restart', authority: 'confirmed_run_action', availability: 'available' },
+  { name: 'desk telemetry', summary: 'goodput, interruption rate and checkpoint bandwidth (desk credential)', usage: 'ito desk telemetry [--group-by region,fabric,gpu] [--since <iso>]', example: 'ito desk telemetry --group-by region,gpu --since 2026-01-01T00:00:00Z', flags: [{ name: 'group-by', value: 'fields', help: 'comma-separated: region, fabric, gpu' }, { name: 'since', value: 'iso', help: 'start of the window' }], auth: 'desk', ...read, availability: 'preview' },
+  { name: 'audit verify', summary: 'verify the ledger hash chain head (auditor credential)', usage: 'ito audit verify [--export <file>]', example: 'ito audit verify --json', flags: [{ name: 'export', value: 'file', help: 'also write the events and the digest to a new file' }], auth: 'auditor', ...read, availability: 'preview' },
+  { name: 'audit export', summary: 'write every ledger event and the chain head digest to a new file', usage: 'ito audit export --out <file>', example: 'ito audit export --out /tmp/ledger-export.json', flags: [{ name: 'out', value: 'file', required: true, help: 'file to create (never overwritten)' }], auth: 'auditor', network: 'api', side_effect: 'file_write', authority: 'none', availability: 'preview' },
+  { name: 'audit replay', summary: 'the chain digest as of a ledger position', usage: 'ito audit replay [--as-of <position>]', example: 'ito audit replay --as-of 1200', flags: [{ name: 'as-of', value: 'position', help: 'ledger position' }], auth: 'auditor', ...read, availability: 'preview' },
+];
+
+/** Verbs with subcommands and the default used when the subcommand is left out. */
+export const GROUPS: Record<string, string | null> = { bookings: 'list', confirm: null, desk: null, audit: null };

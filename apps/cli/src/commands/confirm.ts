@@ -1,0 +1,48 @@
+import { CONFIRMATION_ACTIONS, type ConfirmationAction } from '@ito/contracts';
+import type { ConfirmationRequest } from '@ito/client';
+import { keyValue } from '../human/format.js';
+import { readManifestSafely } from '../manifest/read-manifest.js';
+import { usageOutcome } from '../output.js';
+import { flag, type Handler } from './handler.js';
+
+export const confirmRequestCommand: Handler = async (cmd, ctx) => {
+  const action = flag(cmd, 'action')!;
+  if (!(CONFIRMATION_ACTIONS as readonly string[]).includes(action)) {
+    return usageOutcome(`--action must be one of ${CONFIRMATION_ACTIONS.join(', ')}`);
+  }
+  let body: ConfirmationRequest;
+  if (action === 'train.create') {
+    const booking = flag(cmd, 'booking');
+    const path = flag(cmd, 'manifest');
+    if (!booking || !path) return usageOutcome('train.create needs --booking <id> and --manifest <abs-path>');
+    if (flag(cmd, 'run')) return usageOutcome('train.create takes no --run');
+    const manifest = await readManifestSafely(path);
+    body = { action, booking_id: booking, manifest: manifest.text, manifest_digest: manifest.digest };
+  } else {
+    const run = flag(cmd, 'run');
+    if (!run) return usageOutcome(`${action} needs --run <id>`);
+    if (flag(cmd, 'manifest')) return usageOutcome(`${action} takes no --manifest`);
+    const booking = flag(cmd, 'booking');
+    body = { action: action as Exclude<ConfirmationAction, 'train.create'>, run_id: run, ...(booking ? { booking_id: booking } : {}) };
+  }
+  const answer = await (await ctx.api()).requestConfirmation(body);
+  return {
+    envelope: answer,
+    human: (d) => `${keyValue(d)}\nAn approver must run: ito confirm approve ${String(d.confirmation_ref ?? '<ref>')}\n`,
+  };
+};
+
+export const confirmShowCommand: Handler = async (cmd, ctx) => {
+  const answer = await (await ctx.api()).getConfirmation(cmd.positionals[0]!);
+  return { envelope: answer, human: (d) => keyValue(d) };
+};
+
+export const confirmApproveCommand: Handler = async (cmd, ctx) => {
+  const answer = await (await ctx.api()).decideConfirmation(cmd.positionals[0]!, 'approve');
+  return { envelope: answer, human: (d) => keyValue(d) };
+};
+
+export const confirmDenyCommand: Handler = async (cmd, ctx) => {
+  const answer = await (await ctx.api()).decideConfirmation(cmd.positionals[0]!, 'deny');
+  return { envelope: answer, human: (d) => keyValue(d) };
+};
