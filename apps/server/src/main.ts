@@ -29,6 +29,9 @@ async function main(): Promise<void> {
 
   const cfg = loadConfigOrExit();
   const logger = createLogger({ level: cfg.ITO_LOG_LEVEL, name: 'ito-server' });
+  // Node prints process warnings (deprecations from dependencies) as plain text; keep stderr all JSON.
+  process.removeAllListeners('warning');
+  process.on('warning', (w) => logger.warn({ warning: { name: w.name, message: w.message } }, 'process warning'));
 
   if (command.command === 'migrate') {
     try {
