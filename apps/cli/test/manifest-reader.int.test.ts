@@ -1,0 +1,53 @@
+import { appendFileSync, chmodSync, mkdtempSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { manifestDigest } from '@ito/contracts';
+import { readManifestSafely } from '../src/manifest/read-manifest.js';
+
+const EXAMPLE = readFileSync(new URL('../../../../shared/examples/manifest.json', import.meta.url));
+let dir: string;
+
+beforeAll(() => {
+  dir = mkdtempSync(join(tmpdir(), 'ito-reader-'));
+});
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+function manifestFile(name: string): string {
+  const p = join(dir, name);
+  writeFileSync(p, EXAMPLE);
+  chmodSync(p, 0o644);
+  return p;
+}
+
+describe('readManifestSafely on real files', () => {
+  it('returns the exact bytes and their digest', async () => {
+    const m = await readManifestSafely(manifestFile('ok.json'));
+    expect(m.bytes.equals(EXAMPLE)).toBe(true);
+    expect(m.digest).toBe(manifestDigest(EXAMPLE));
+  });
+
+  it('refuses a file appended to between the read and the second fstat', async () => {
+    const p = manifestFile('grown.json');
+    await expect(readManifestSafely(p, { afterRead: () => appendFileSync(p, ' ') })).rejects.toMatchObject({ code: 'manifest_changed_while_reading' });
+  });
+
+  it('refuses a same-size rewrite detected by its new mtime', async () => {
+    const p = manifestFile('rewritten.json');
+    utimesSync(p, new Date(2000, 0, 1), new Date(2000, 0, 1));
+    const rewritten = Buffer.from(EXAMPLE);
+    rewritten[rewritten.length - 2] = 0x20;
+    await expect(readManifestSafely(p, { afterRead: () => writeFileSync(p, rewritten) })).rejects.toMatchObject({ code: 'manifest_changed_while_reading' });
+  });
+
+  it('refuses a path with dot segments as not absolute and normalised', async () => {
+    await expect(readManifestSafely(`${dir}/../${dir.split('/').pop()}/ok.json`)).rejects.toMatchObject({ code: 'manifest_path_not_absolute' });
+  });
+
+  it('refuses bytes that are not UTF-8, since the text sent would not be the bytes hashed', async () => {
+    const p = join(dir, 'latin1.json');
+    writeFileSync(p, Buffer.from([0x7b, 0xff, 0x7d]));
+    chmodSync(p, 0o644);
+    await expect(readManifestSafely(p)).rejects.toMatchObject({ code: 'manifest_invalid' });
+  });
+});
