@@ -12,13 +12,19 @@ import { linkHash } from './hashing.js';
 /** Two-int advisory key space, so it cannot collide with the one-bigint keys idempotency uses. */
 const SEALER_LOCK = [0x49_54_4f, 1] as const;
 
-const NEXT_BATCH_SQL = `
+function nextBatchSql(fromHead: boolean): string {
+  return `
 select e.position::text as position, e.transaction_id::text as transaction_id, e.stream_version, e.content_hash
 from events e
 where e.transaction_id < pg_snapshot_xmin(pg_current_snapshot())
-  and ($1::xid8 is null or (e.transaction_id, e.position) > ($1::xid8, $2::bigint))
+  ${fromHead ? 'and (e.transaction_id, e.position) > ($2::xid8, $3::bigint)' : ''}
 order by e.transaction_id, e.position
-limit $3`;
+limit $1`;
+}
+// Two statements, not one with "$head is null or …": a generic plan could not turn that OR into an index
+// range, and every pass would rescan the sealed prefix of the log.
+const NEXT_BATCH_FROM_START = nextBatchSql(false);
+const NEXT_BATCH_AFTER_HEAD = nextBatchSql(true);
 
 const INSERT_LINKS_SQL = `
 insert into event_chain (seq, position, transaction_id, prev_hash, hash)
@@ -48,11 +54,11 @@ async function sealOneBatch(pool: pg.Pool, batchSize: number): Promise<number | 
       'select seq::text as seq, position::text as position, transaction_id::text as transaction_id, hash from event_chain order by event_chain.seq desc limit 1',
     );
     const head = heads[0];
-    const { rows } = await client.query<{ position: string; transaction_id: string; stream_version: number; content_hash: string }>({
-      name: 'ito_ledger_seal_next',
-      text: NEXT_BATCH_SQL,
-      values: [head?.transaction_id ?? null, head?.position ?? null, batchSize],
-    });
+    const { rows } = await client.query<{ position: string; transaction_id: string; stream_version: number; content_hash: string }>(
+      head
+        ? { name: 'ito_ledger_seal_after_head', text: NEXT_BATCH_AFTER_HEAD, values: [batchSize, head.transaction_id, head.position] }
+        : { name: 'ito_ledger_seal_from_start', text: NEXT_BATCH_FROM_START, values: [batchSize] },
+    );
     if (rows.length === 0) {
       await client.query('commit');
       return 0;

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { contentHash, createLedger, linkHash } from '../src/index.js';
-import { usePool } from './harness.js';
+import { settled, usePool } from './harness.js';
 
 const db = usePool();
 const T = 'tenant-h';
@@ -19,6 +19,7 @@ describe('hash chain', () => {
     expect(await ledger.verify()).toEqual({ ok: true, checked: 0, headHash: null });
 
     await appendMany(120, 'a');
+    await settled(db.pool());
     // Eight sealers at once: the advisory lock lets one work at a time, the others return at once.
     const sealed = await Promise.all(Array.from({ length: 8 }, () => ledger.sealPending({ batchSize: 25 })));
     const total = sealed.reduce((a, b) => a + b, 0) + (await ledger.sealPending());
@@ -68,6 +69,7 @@ describe('hash chain', () => {
   it('detects a deleted event, then a deleted link', async () => {
     const ledger = createLedger({ pool: db.pool() });
     await appendMany(30, 'd');
+    await settled(db.pool());
     expect(await ledger.sealPending()).toBe(30);
     expect(await ledger.verify()).toMatchObject({ ok: true, checked: 150 });
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { createLedger, type StoredEvent } from '../src/index.js';
-import { sleep, usePool } from './harness.js';
+import { settled, sleep, usePool } from './harness.js';
 
 const db = usePool(24);
 const T = 'tenant-c';
@@ -8,6 +8,7 @@ const T = 'tenant-c';
 describe('safe global order', () => {
   it('holds back later commits until an earlier open transaction ends, then delivers it first', async () => {
     const ledger = createLedger({ pool: db.pool() });
+    await settled(db.pool());
     const base = (await ledger.readAll({ limit: 10_000 })).at(-1)?.position ?? 0;
     let release!: () => void;
     const gate = new Promise<void>((r) => (release = r));
@@ -32,6 +33,7 @@ describe('safe global order', () => {
 
     release();
     await slow;
+    await settled(db.pool());
     const after = await ledger.readAll({ after: base });
     expect(after.map((e) => e.type)).toEqual(['Slow', 'Fast']);
     expect(after[0]!.position).toBe(slowPosition);
@@ -39,6 +41,7 @@ describe('safe global order', () => {
 
   it('16 concurrent writers, some holding transactions open, some rolling back: a tailing reader sees every committed event exactly once, in order', async () => {
     const ledger = createLedger({ pool: db.pool() });
+    await settled(db.pool());
     const start = (await ledger.readAll({ limit: 100_000 })).at(-1)?.position ?? 0;
     const writers = 16;
     const perWriter = 25;

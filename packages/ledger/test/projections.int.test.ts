@@ -1,7 +1,7 @@
 import type pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { createLedger, type AsyncProjection, type InlineProjection, type StoredEvent } from '../src/index.js';
-import { sleep, usePool } from './harness.js';
+import { settled, sleep, usePool } from './harness.js';
 
 const db = usePool();
 const T = 'tenant-p';
@@ -43,6 +43,7 @@ async function seed(prefix: string, streams: number): Promise<void> {
   for (let s = 0; s < streams; s++) {
     await ledger.append(`${prefix}-${s}`, [{ type: 'Counted', data: { s } }, { type: 'Ignored', data: {} }, { type: 'Counted', data: { s } }], { tenantId: T, expectedVersion: 'no_stream' });
   }
+  await settled(db.pool());
 }
 
 describe('async projections', () => {
