@@ -25,8 +25,21 @@ export async function freshDatabase(): Promise<{ url: string; name: string; drop
     drop: async () => {
       const c = new pg.Client({ connectionString: adminUrl });
       await c.connect();
-      await c.query(`drop database if exists ${name} with (force)`);
-      await c.end();
+      try {
+        // Pools close their sockets a moment after end() resolves; wait for them rather than killing
+        // backends whose clients would then report the termination as an unhandled error.
+        for (let attempt = 0; ; attempt++) {
+          try {
+            await c.query(`drop database if exists ${name}`);
+            return;
+          } catch (err) {
+            if ((err as { code?: string }).code !== '55006' || attempt >= 50) throw err;
+            await new Promise((r) => setTimeout(r, 20));
+          }
+        }
+      } finally {
+        await c.end();
+      }
     },
   };
 }

@@ -1,4 +1,6 @@
+import type pg from 'pg';
 import type { Logger } from '@ito/config';
+import type { Ledger } from '@ito/ledger';
 
 /** A named readiness probe; `/readyz` is green only when every probe resolves. */
 export interface ReadinessProbe {
@@ -10,4 +12,12 @@ export interface ReadinessProbe {
 export interface ApiDeps {
   logger: Logger;
   readiness: ReadinessProbe[];
+  /** The ledger database. Without it only the health routes are served. */
+  pool?: pg.Pool;
+  /** Defaults to a ledger over `pool` with the API's inline projections. */
+  ledger?: Ledger;
+  /** The clock; injectable so expiry rules are testable without sleeping. */
+  now?: () => Date;
+  /** Per-credential rate limit. @defaultValue 1200 requests per minute */
+  rateLimit?: { max: number; timeWindowMs: number };
 }

@@ -1,0 +1,33 @@
+import type pg from 'pg';
+import { ItoError, type Scope } from '@ito/contracts';
+import { bearerFrom, hashSecret } from './credentials.js';
+import type { Principal } from './principal.js';
+
+/**
+ * Resolves the Authorization header to a principal. No header → null (routes decide whether that is
+ * allowed); an unknown credential → `unauthenticated`; a revoked one → `credential_revoked`.
+ */
+export async function authenticate(pool: pg.Pool, authorization: string | undefined): Promise<Principal | null> {
+  if (authorization === undefined) return null;
+  const secret = bearerFrom(authorization);
+  if (!secret) throw new ItoError('unauthenticated', 'the Authorization header must be "Bearer <credential>"');
+  const hash = hashSecret(secret);
+  if (secret.startsWith('ito_nc_')) {
+    const { rows } = await pool.query<{ node_id: string; tenant_id: string; booking_id: string; revoked_at: Date | null }>(
+      'select node_id, tenant_id, booking_id, revoked_at from nodes where credential_hash = $1',
+      [hash],
+    );
+    const node = rows[0];
+    if (!node) throw new ItoError('unauthenticated', 'unknown credential');
+    if (node.revoked_at) throw new ItoError('credential_revoked', 'this node credential was revoked');
+    return { kind: 'node', tenantId: node.tenant_id, nodeId: node.node_id, bookingId: node.booking_id };
+  }
+  const { rows } = await pool.query<{ key_id: string; tenant_id: string; scopes: Scope[]; revoked_at: Date | null }>(
+    'select key_id, tenant_id, scopes, revoked_at from api_keys where secret_hash = $1',
+    [hash],
+  );
+  const key = rows[0];
+  if (!key) throw new ItoError('unauthenticated', 'unknown credential');
+  if (key.revoked_at) throw new ItoError('credential_revoked', 'this credential was revoked');
+  return { kind: 'key', tenantId: key.tenant_id, keyId: key.key_id, scopes: key.scopes };
+}

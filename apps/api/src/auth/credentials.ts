@@ -1,0 +1,25 @@
+import { createHash, randomBytes } from 'node:crypto';
+
+/**
+ * Credentials are random secrets with a readable kind prefix, so a leaked one is recognisable in a scan:
+ * `ito_sk_…` for API keys, `ito_nc_…` for node credentials. Only their SHA-256 is stored; with 256 random
+ * bits a fast hash is enough (there is nothing to brute-force).
+ */
+export type CredentialKind = 'sk' | 'nc';
+
+export function newSecret(kind: CredentialKind): string {
+  return `ito_${kind}_${randomBytes(32).toString('base64url')}`;
+}
+
+export function hashSecret(secret: string): string {
+  return createHash('sha256').update(secret).digest('hex');
+}
+
+const BEARER = /^Bearer ([A-Za-z0-9_\-]{10,200})$/;
+
+/** Extracts the bearer credential from an Authorization header; anything else is no credential. */
+export function bearerFrom(header: string | undefined): string | null {
+  if (!header) return null;
+  const m = BEARER.exec(header.trim());
+  return m ? m[1]! : null;
+}

@@ -1,0 +1,21 @@
+import { ItoError, type Scope } from '@ito/contracts';
+
+/** Who is calling: a tenant's API key (with scopes) or a node agent's credential. */
+export type Principal =
+  | { kind: 'key'; tenantId: string; keyId: string; scopes: Scope[] }
+  | { kind: 'node'; tenantId: string; nodeId: string; bookingId: string };
+
+export function requireScope(principal: Principal | null, scope: Scope): Extract<Principal, { kind: 'key' }> {
+  if (!principal) throw new ItoError('unauthenticated', 'a bearer credential is required');
+  if (principal.kind !== 'key') throw new ItoError('forbidden', 'node credentials may only call /v1/agent routes');
+  if (!principal.scopes.includes(scope) && !principal.scopes.includes('admin')) {
+    throw new ItoError('forbidden', `this credential lacks the ${scope} scope`);
+  }
+  return principal;
+}
+
+export function requireNode(principal: Principal | null): Extract<Principal, { kind: 'node' }> {
+  if (!principal) throw new ItoError('unauthenticated', 'a node credential is required');
+  if (principal.kind !== 'node') throw new ItoError('forbidden', 'only a node credential may call this route');
+  return principal;
+}

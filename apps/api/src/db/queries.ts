@@ -1,0 +1,123 @@
+import type pg from 'pg';
+import type { BookingStatus, ConfirmationAction, RunState } from '@ito/contracts';
+import { DEFAULT_TENANT_POLICY, type Booking, type ConfirmationRecord, type ConfirmationStatus, type RunAggregate, type TenantPolicy } from '@ito/domain';
+
+/**
+ * Query functions take the client first and name the tenant in every WHERE: tenant isolation lives here.
+ * Another tenant's row is simply not found.
+ */
+type Db = pg.Pool | pg.PoolClient;
+
+interface BookingRow {
+  booking_id: string;
+  tenant_id: string;
+  status: BookingStatus;
+  gpu: string;
+  nodes: number;
+  gpus_per_node: number;
+  region: string;
+  fabric: string;
+  term_start: Date;
+  term_end: Date;
+  rate_usd_per_gpu_hour: number;
+  node_inventory: string[];
+}
+
+const BOOKING_COLUMNS = `booking_id, tenant_id, status, gpu, nodes, gpus_per_node, region, fabric, term_start, term_end,
+  rate_usd_per_gpu_hour, node_inventory`;
+
+export async function getBooking(db: Db, tenantId: string, bookingId: string): Promise<Booking | null> {
+  const { rows } = await db.query<BookingRow>(`select ${BOOKING_COLUMNS} from bookings where tenant_id = $1 and booking_id = $2`, [tenantId, bookingId]);
+  return rows[0] ?? null;
+}
+
+export async function listBookings(db: Db, tenantId: string): Promise<Booking[]> {
+  const { rows } = await db.query<BookingRow>(`select ${BOOKING_COLUMNS} from bookings where tenant_id = $1 order by term_start desc, booking_id`, [tenantId]);
+  return rows;
+}
+
+export async function getTenantPolicy(db: Db, tenantId: string): Promise<TenantPolicy> {
+  const { rows } = await db.query<{ policy: Partial<TenantPolicy> }>('select policy from tenants where tenant_id = $1', [tenantId]);
+  return { ...DEFAULT_TENANT_POLICY, ...(rows[0]?.policy ?? {}) };
+}
+
+export interface RunRow {
+  run_id: string;
+  tenant_id: string;
+  booking_id: string;
+  state: RunState;
+  stage: string | null;
+  manifest_digest: string;
+  idempotency_key: string;
+  confirmation_ref: string;
+  estimated_cost_usd: number;
+  incremental_cost_usd: number;
+  plan: Record<string, unknown>;
+  aggregate: RunAggregate;
+  version: number;
+  created_at: Date;
+  updated_at: Date;
+}
+
+export async function getRun(db: Db, tenantId: string, runId: string, opts: { forUpdate?: boolean } = {}): Promise<RunRow | null> {
+  const { rows } = await db.query<RunRow>(`select * from runs where tenant_id = $1 and run_id = $2${opts.forUpdate ? ' for update' : ''}`, [tenantId, runId]);
+  return rows[0] ?? null;
+}
+
+export async function listRuns(db: Db, tenantId: string, filter: { idempotencyKey?: string | undefined; limit: number }): Promise<RunRow[]> {
+  if (filter.idempotencyKey !== undefined) {
+    const { rows } = await db.query<RunRow>('select * from runs where tenant_id = $1 and idempotency_key = $2', [tenantId, filter.idempotencyKey]);
+    return rows;
+  }
+  const { rows } = await db.query<RunRow>('select * from runs where tenant_id = $1 order by created_at desc, run_id limit $2', [tenantId, filter.limit]);
+  return rows;
+}
+
+interface ConfirmationRow {
+  ref: string;
+  tenant_id: string;
+  action: ConfirmationAction;
+  booking_id: string | null;
+  run_id: string | null;
+  manifest_digest: string | null;
+  cost_usd: number;
+  max_incremental_cost_usd: number;
+  status: ConfirmationStatus;
+  failed_uses: number;
+  expires_at: Date;
+  created_at: Date;
+  decided_by: string | null;
+  decided_at: Date | null;
+  consumed_at: Date | null;
+  consumed_for: string | null;
+  details: Record<string, unknown>;
+}
+
+export type StoredConfirmation = ConfirmationRecord & Omit<ConfirmationRow, keyof ConfirmationRecord>;
+
+export async function getConfirmation(db: Db, tenantId: string, ref: string): Promise<StoredConfirmation | null> {
+  const { rows } = await db.query<ConfirmationRow>('select * from confirmations where tenant_id = $1 and ref = $2', [tenantId, ref]);
+  return rows[0] ?? null;
+}
+
+/** Counts a refused use. Runs outside the refused transaction, so the count survives its rollback. */
+export async function recordFailedConfirmationUse(db: Db, tenantId: string, ref: string): Promise<void> {
+  await db.query('update confirmations set failed_uses = failed_uses + 1 where tenant_id = $1 and ref = $2 and status <> $3', [tenantId, ref, 'consumed']);
+}
+
+/**
+ * Consumes a confirmation: the ONE conditional UPDATE that makes it single-use. Concurrent callers serialise on
+ * the row; the loser re-evaluates the WHERE after the winner commits and gets no row.
+ */
+export async function consumeConfirmation(db: Db, tenantId: string, ref: string, consumedFor: string, now: Date): Promise<boolean> {
+  const { rowCount } = await db.query(
+    `update confirmations set status = 'consumed', consumed_at = $3, consumed_for = $4
+      where tenant_id = $1 and ref = $2 and status = 'approved' and expires_at > $3 and failed_uses < 5`,
+    [tenantId, ref, now, consumedFor],
+  );
+  return rowCount === 1;
+}
+
+export async function saveManifest(db: Db, tenantId: string, digest: string, body: string): Promise<void> {
+  await db.query('insert into manifests (tenant_id, digest, body) values ($1, $2, $3) on conflict (tenant_id, digest) do nothing', [tenantId, digest, body]);
+}

@@ -1,0 +1,141 @@
+import { sql } from 'drizzle-orm';
+import { doublePrecision, index, integer, jsonb, pgTable, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
+
+/**
+ * The API's tables. Runs and bookings are projections of their event streams (rebuilt from the ledger);
+ * tenants, keys, confirmations and node credentials are written beside the events that record them, in the
+ * same transaction. Every query names the tenant.
+ */
+
+/** A buyer account. `policy` holds the data and storage rules its runs are checked against. */
+export const tenants = pgTable('tenants', {
+  tenantId: text('tenant_id').primaryKey(),
+  name: text('name').notNull(),
+  policy: jsonb('policy').notNull(),
+  createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
+});
+
+/**
+ * API keys are stored only as SHA-256 hashes of their secret part; the key itself is shown once at creation.
+ * A key is identity, never permission to spend: scopes say what it may ask for.
+ */
+export const apiKeys = pgTable(
+  'api_keys',
+  {
+    keyId: text('key_id').primaryKey(),
+    tenantId: text('tenant_id').notNull().references(() => tenants.tenantId),
+    secretHash: text('secret_hash').notNull(),
+    scopes: text('scopes').array().notNull(),
+    label: text('label'),
+    createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
+    revokedAt: timestamp('revoked_at', { withTimezone: true }),
+  },
+  (t) => [uniqueIndex('api_keys_secret_hash_uq').on(t.secretHash), index('api_keys_tenant_idx').on(t.tenantId)],
+);
+
+/** Projection of the booking streams (`booking-<id>`). */
+export const bookings = pgTable(
+  'bookings',
+  {
+    bookingId: text('booking_id').primaryKey(),
+    tenantId: text('tenant_id').notNull(),
+    status: text('status').notNull(),
+    gpu: text('gpu').notNull(),
+    nodes: integer('nodes').notNull(),
+    gpusPerNode: integer('gpus_per_node').notNull(),
+    region: text('region').notNull(),
+    fabric: text('fabric').notNull(),
+    termStart: timestamp('term_start', { withTimezone: true }).notNull(),
+    termEnd: timestamp('term_end', { withTimezone: true }).notNull(),
+    rateUsdPerGpuHour: doublePrecision('rate_usd_per_gpu_hour').notNull(),
+    nodeInventory: jsonb('node_inventory').notNull().default(sql`'[]'::jsonb`),
+    version: integer('version').notNull(),
+    updatedAt: timestamp('updated_at', { withTimezone: true }).notNull(),
+  },
+  (t) => [index('bookings_tenant_idx').on(t.tenantId, t.bookingId)],
+);
+
+/**
+ * Confirmations: single-use approvals bound to account, action, booking or run, manifest digest and cost.
+ * Consumed by ONE conditional UPDATE (status approved → consumed) in the transaction that performs the action,
+ * so two concurrent uses cannot both succeed. `failed_uses` counts refused uses; five lock the reference.
+ */
+export const confirmations = pgTable(
+  'confirmations',
+  {
+    ref: text('ref').primaryKey(),
+    tenantId: text('tenant_id').notNull(),
+    action: text('action').notNull(),
+    bookingId: text('booking_id'),
+    runId: text('run_id'),
+    manifestDigest: text('manifest_digest'),
+    costUsd: doublePrecision('cost_usd').notNull(),
+    maxIncrementalCostUsd: doublePrecision('max_incremental_cost_usd').notNull(),
+    status: text('status').notNull(),
+    requestedBy: text('requested_by').notNull(),
+    decidedBy: text('decided_by'),
+    decidedAt: timestamp('decided_at', { withTimezone: true }),
+    consumedAt: timestamp('consumed_at', { withTimezone: true }),
+    consumedFor: text('consumed_for'),
+    failedUses: integer('failed_uses').notNull().default(0),
+    details: jsonb('details').notNull().default(sql`'{}'::jsonb`),
+    createdAt: timestamp('created_at', { withTimezone: true }).notNull(),
+    expiresAt: timestamp('expires_at', { withTimezone: true }).notNull(),
+  },
+  (t) => [index('confirmations_tenant_idx').on(t.tenantId, t.ref)],
+);
+
+/** Projection of the run streams (`run-<id>`): the state a command must read its own write of. */
+export const runs = pgTable(
+  'runs',
+  {
+    runId: text('run_id').primaryKey(),
+    tenantId: text('tenant_id').notNull(),
+    bookingId: text('booking_id').notNull(),
+    state: text('state').notNull(),
+    stage: text('stage'),
+    manifestDigest: text('manifest_digest').notNull(),
+    idempotencyKey: text('idempotency_key').notNull(),
+    confirmationRef: text('confirmation_ref').notNull(),
+    estimatedCostUsd: doublePrecision('estimated_cost_usd').notNull(),
+    incrementalCostUsd: doublePrecision('incremental_cost_usd').notNull(),
+    plan: jsonb('plan').notNull(),
+    aggregate: jsonb('aggregate').notNull(),
+    version: integer('version').notNull(),
+    createdAt: timestamp('created_at', { withTimezone: true }).notNull(),
+    updatedAt: timestamp('updated_at', { withTimezone: true }).notNull(),
+  },
+  (t) => [
+    index('runs_tenant_idx').on(t.tenantId, t.createdAt),
+    uniqueIndex('runs_tenant_idempotency_uq').on(t.tenantId, t.idempotencyKey),
+  ],
+);
+
+/** The manifest bytes a run was approved with, stored once per digest per tenant. */
+export const manifests = pgTable(
+  'manifests',
+  {
+    tenantId: text('tenant_id').notNull(),
+    digest: text('digest').notNull(),
+    body: text('body').notNull(),
+    createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [uniqueIndex('manifests_tenant_digest_uq').on(t.tenantId, t.digest)],
+);
+
+/** Node credentials for ito-agent, stored as hashes; one node belongs to one booking. */
+export const nodes = pgTable(
+  'nodes',
+  {
+    nodeId: text('node_id').primaryKey(),
+    tenantId: text('tenant_id').notNull(),
+    bookingId: text('booking_id').notNull(),
+    name: text('name').notNull(),
+    credentialHash: text('credential_hash').notNull(),
+    createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
+    revokedAt: timestamp('revoked_at', { withTimezone: true }),
+    lastHeartbeatAt: timestamp('last_heartbeat_at', { withTimezone: true }),
+  },
+  (t) => [uniqueIndex('nodes_credential_hash_uq').on(t.credentialHash), uniqueIndex('nodes_booking_name_uq').on(t.bookingId, t.name)],
+);
+

@@ -1,0 +1,114 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { z } from 'zod';
+import { ItoError, ok, type Scope } from '@ito/contracts';
+import { authenticate } from '../auth/authenticate.js';
+import { requireNode, requireScope, type Principal } from '../auth/principal.js';
+import type { Resources } from '../resources.js';
+import { requireIdempotencyKey } from '../services/idempotent.js';
+import { validate } from '../validate.js';
+
+type Access = { scope: Scope } | { node: true } | { public: true } | { authenticated: true };
+
+export interface RouteContext<B, Q, P> {
+  req: FastifyRequest;
+  reply: FastifyReply;
+  body: B;
+  query: Q;
+  params: P;
+  principal: Principal | null;
+  /** The key principal when the route demanded a scope. */
+  tenantId: string;
+  actor: string;
+  /** Set when the route requires an Idempotency-Key; checked before the body, as the gates demand. */
+  idempotencyKey: string;
+}
+
+export interface RouteResult<T> {
+  data: T;
+  notice?: string | null;
+  status?: number;
+}
+
+export interface RouteSpec<B extends z.ZodType, Q extends z.ZodType, P extends z.ZodType, T> {
+  method: 'GET' | 'POST';
+  url: string;
+  summary: string;
+  access: Access;
+  body?: B;
+  query?: Q;
+  params?: P;
+  /** Header documented in OpenAPI; the handler validates it (its codes are specific). */
+  idempotencyKey?: boolean;
+  handler: (ctx: RouteContext<z.output<B>, z.output<Q>, z.output<P>>) => Promise<RouteResult<T>>;
+}
+
+/** Every registered route, for the OpenAPI document: the schemas that validate are the ones documented. */
+export interface RegisteredRoute {
+  method: string;
+  url: string;
+  summary: string;
+  access: Access;
+  body?: z.ZodType;
+  query?: z.ZodType;
+  params?: z.ZodType;
+  idempotencyKey?: boolean;
+}
+
+/**
+ * Declares one route: authenticate, check access, validate params/query/body with zod, run the handler and
+ * answer with the JSON envelope. Refusals are thrown as ItoError and shaped by the app's error handler.
+ */
+export function defineRoute<B extends z.ZodType = z.ZodUndefined, Q extends z.ZodType = z.ZodUndefined, P extends z.ZodType = z.ZodUndefined, T = unknown>(
+  app: FastifyInstance,
+  res: Resources,
+  registry: RegisteredRoute[],
+  spec: RouteSpec<B, Q, P, T>,
+): void {
+  registry.push({
+    method: spec.method,
+    url: `/v1${spec.url}`,
+    summary: spec.summary,
+    access: spec.access,
+    ...(spec.body ? { body: spec.body } : {}),
+    ...(spec.query ? { query: spec.query } : {}),
+    ...(spec.params ? { params: spec.params } : {}),
+    ...(spec.idempotencyKey ? { idempotencyKey: true } : {}),
+  });
+  app.route({
+    method: spec.method,
+    url: `/v1${spec.url}`,
+    handler: async (req, reply) => {
+      let principal: Principal | null = null;
+      let tenantId = '';
+      let actor = 'anonymous';
+      if (!('public' in spec.access)) {
+        principal = await authenticate(res.pool, req.headers.authorization);
+        if ('scope' in spec.access) {
+          const key = requireScope(principal, spec.access.scope);
+          tenantId = key.tenantId;
+          actor = key.keyId;
+        } else if ('node' in spec.access) {
+          const node = requireNode(principal);
+          tenantId = node.tenantId;
+          actor = node.nodeId;
+        } else {
+          if (!principal) throw new ItoError('unauthenticated', 'a bearer credential is required');
+          if (principal.kind !== 'key') throw new ItoError('forbidden', 'node credentials may only call /v1/agent routes');
+          tenantId = principal.tenantId;
+          actor = principal.keyId;
+        }
+      }
+      const idempotencyKey = spec.idempotencyKey ? requireIdempotencyKey(req.headers['idempotency-key']) : '';
+      const params = spec.params ? validate(spec.params, req.params, 'path') : undefined;
+      const query = spec.query ? validate(spec.query, req.query, 'query') : undefined;
+      const body = spec.body ? validate(spec.body, req.body ?? {}, 'body') : undefined;
+      const out = await spec.handler({ req, reply, body, query, params, principal, tenantId, actor, idempotencyKey } as RouteContext<z.output<B>, z.output<Q>, z.output<P>>);
+      reply.code(out.status ?? 200);
+      return ok(out.data, { notice: out.notice ?? null });
+    },
+  });
+}
+
+/** Path ids are opaque to callers: anything unknown (malformed included) is simply not found. */
+export const idParams = z.object({ id: z.string().min(1).max(128) });
+export const refParams = z.object({ ref: z.string().min(1).max(128) });

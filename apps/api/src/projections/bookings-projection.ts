@@ -1,0 +1,61 @@
+import type pg from 'pg';
+import type { BookingStatus } from '@ito/contracts';
+import type { InlineProjection, StoredEvent } from '@ito/ledger';
+
+/** The events of a booking stream (`booking-<id>`), as the desk reports them. */
+export interface BookingEventMap {
+  BookingRecorded: {
+    booking_id: string;
+    status: BookingStatus;
+    gpu: string;
+    nodes: number;
+    gpus_per_node: number;
+    region: string;
+    fabric: string;
+    term_start: string;
+    term_end: string;
+    rate_usd_per_gpu_hour: number;
+    node_inventory: string[];
+  };
+  BookingStatusChanged: { booking_id: string; status: BookingStatus; reason: string };
+}
+
+export const BOOKING_EVENT_TYPES = ['BookingRecorded', 'BookingStatusChanged'] as const;
+
+export function bookingStreamId(bookingId: string): string {
+  return `booking-${bookingId}`;
+}
+
+/** The bookings table, kept in the append transaction; rebuildable from position 0. */
+export const bookingsProjection: InlineProjection & { reset(client: pg.PoolClient): Promise<void> } = {
+  name: 'bookings',
+  handles: [...BOOKING_EVENT_TYPES],
+  async apply(client, events) {
+    for (const event of events) await applyOne(client, event);
+  },
+  async reset(client) {
+    await client.query('delete from bookings');
+  },
+};
+
+async function applyOne(client: pg.PoolClient, event: StoredEvent): Promise<void> {
+  if (event.type === 'BookingRecorded') {
+    const d = event.data as unknown as BookingEventMap['BookingRecorded'];
+    await client.query(
+      `insert into bookings (booking_id, tenant_id, status, gpu, nodes, gpus_per_node, region, fabric, term_start, term_end,
+         rate_usd_per_gpu_hour, node_inventory, version, updated_at)
+       values ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14)
+       on conflict (booking_id) do nothing`,
+      [d.booking_id, event.tenantId, d.status, d.gpu, d.nodes, d.gpus_per_node, d.region, d.fabric, d.term_start, d.term_end,
+        d.rate_usd_per_gpu_hour, JSON.stringify(d.node_inventory), event.streamVersion, event.recordedAt],
+    );
+  } else if (event.type === 'BookingStatusChanged') {
+    const d = event.data as unknown as BookingEventMap['BookingStatusChanged'];
+    await client.query('update bookings set status = $2, version = $3, updated_at = $4 where booking_id = $1 and version < $3', [
+      d.booking_id,
+      d.status,
+      event.streamVersion,
+      event.recordedAt,
+    ]);
+  }
+}

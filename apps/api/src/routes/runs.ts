@@ -1,0 +1,109 @@
+import type { FastifyInstance } from 'fastify';
+import { z } from 'zod';
+import { defineRoute, idParams, type RegisteredRoute } from '../http/route.js';
+import type { Resources } from '../resources.js';
+import { runLifecycle, type LifecycleAction } from '../services/lifecycle-service.js';
+import { findRuns, showRun, showRunCheckpoints, showRunEvents, showRunLogs, showRunMetrics } from '../services/run-read-service.js';
+import { train } from '../services/train-service.js';
+
+export const trainBody = z.strictObject({
+  booking_id: z.string().min(1).max(128),
+  manifest: z.string().min(1).max(1024 * 1024),
+  manifest_digest: z.string().min(1).max(128),
+  confirmation_ref: z.string().min(1).max(128),
+  eligibility_id: z.string().min(1).max(128).optional(),
+});
+
+const lifecycleBody = z.strictObject({
+  confirmation_ref: z.string().min(1).max(128),
+  release_booking: z.boolean().optional(),
+  release_confirmation_ref: z.string().min(1).max(128).optional(),
+});
+
+const replayNotice = (runId: string) => `replayed: this Idempotency-Key already answered for run ${runId}; nothing new was done`;
+
+export function registerRunRoutes(app: FastifyInstance, res: Resources, registry: RegisteredRoute[]): void {
+  defineRoute(app, res, registry, {
+    method: 'POST',
+    url: '/runs',
+    summary: 'Starts a run after every fail-closed gate passed: booking, manifest, confirmation, idempotency and server-side validation.',
+    access: { scope: 'runs:write' },
+    idempotencyKey: true,
+    body: trainBody,
+    handler: async ({ idempotencyKey, tenantId, actor, body }) => {
+      const { result, replayed } = await train(res, tenantId, actor, idempotencyKey, body);
+      return { data: result, status: replayed ? 200 : 201, notice: replayed ? replayNotice(result.run_id) : null };
+    },
+  });
+
+  defineRoute(app, res, registry, {
+    method: 'GET',
+    url: '/runs',
+    summary: "The tenant's runs, newest first; ?idempotency_key= finds the run a key created.",
+    access: { scope: 'runs:read' },
+    query: z.object({ idempotency_key: z.string().min(1).max(255).optional(), limit: z.coerce.number().int().min(1).max(500).default(50) }),
+    handler: async ({ tenantId, query }) => ({ data: await findRuns(res, tenantId, query.idempotency_key, query.limit) }),
+  });
+
+  defineRoute(app, res, registry, {
+    method: 'GET',
+    url: '/runs/:id',
+    summary: 'A run: state, stage, booking, manifest digest, idempotency key.',
+    access: { scope: 'runs:read' },
+    params: idParams,
+    handler: async ({ tenantId, params }) => ({ data: await showRun(res, tenantId, params.id) }),
+  });
+
+  defineRoute(app, res, registry, {
+    method: 'GET',
+    url: '/runs/:id/events',
+    summary: "The run's events from the ledger.",
+    access: { scope: 'runs:read' },
+    params: idParams,
+    handler: async ({ tenantId, params }) => ({ data: await showRunEvents(res, tenantId, params.id) }),
+  });
+
+  defineRoute(app, res, registry, {
+    method: 'GET',
+    url: '/runs/:id/logs',
+    summary: "The run's log lines, paged by cursor.",
+    access: { scope: 'runs:read' },
+    params: idParams,
+    query: z.object({ cursor: z.coerce.number().int().min(0).default(0), limit: z.coerce.number().int().min(1).max(1000).default(200) }),
+    handler: async ({ tenantId, params, query }) => ({ data: await showRunLogs(res, tenantId, params.id, query.cursor, query.limit) }),
+  });
+
+  defineRoute(app, res, registry, {
+    method: 'GET',
+    url: '/runs/:id/metrics',
+    summary: "The run's progress metrics.",
+    access: { scope: 'runs:read' },
+    params: idParams,
+    handler: async ({ tenantId, params }) => ({ data: await showRunMetrics(res, tenantId, params.id) }),
+  });
+
+  defineRoute(app, res, registry, {
+    method: 'GET',
+    url: '/runs/:id/checkpoints',
+    summary: "The run's saved checkpoints.",
+    access: { scope: 'runs:read' },
+    params: idParams,
+    handler: async ({ tenantId, params }) => ({ data: await showRunCheckpoints(res, tenantId, params.id) }),
+  });
+
+  for (const action of ['cancel', 'cleanup', 'restart'] as const satisfies readonly LifecycleAction[]) {
+    defineRoute(app, res, registry, {
+      method: 'POST',
+      url: `/runs/:id/${action}`,
+      summary: `${action[0]!.toUpperCase()}${action.slice(1)}s a run; needs its own run.${action} confirmation and Idempotency-Key.`,
+      access: { scope: 'runs:write' },
+      idempotencyKey: true,
+      params: idParams,
+      body: lifecycleBody,
+      handler: async ({ idempotencyKey, tenantId, actor, params, body }) => {
+        const { result, replayed } = await runLifecycle(res, tenantId, actor, idempotencyKey, action, { run_id: params.id, ...body });
+        return { data: result, notice: replayed ? replayNotice(result.run_id) : null };
+      },
+    });
+  }
+}

@@ -1,0 +1,202 @@
+import type pg from 'pg';
+import { z } from 'zod';
+import { BOOKING_STATUSES, ItoError, SCOPES, type Scope } from '@ito/contracts';
+import type { Logger } from '@ito/config';
+import { DEFAULT_TENANT_POLICY, type TenantPolicy } from '@ito/domain';
+import { createLedger, type Ledger } from '@ito/ledger';
+import { hashSecret, newSecret } from '../auth/credentials.js';
+import { validate } from '../validate.js';
+import { newId } from '../ids.js';
+import { bookingStreamId, bookingsProjection } from '../projections/bookings-projection.js';
+import { runsProjection } from '../projections/runs-projection.js';
+
+/** The projections every writer of the ledger must keep inline (the API and the operator tool alike). */
+export const INLINE_PROJECTIONS = [runsProjection, bookingsProjection];
+
+export function createApiLedger(pool: pg.Pool): Ledger {
+  return createLedger({ pool, inlineProjections: INLINE_PROJECTIONS });
+}
+
+export const REQUESTER_SCOPES: Scope[] = ['runs:read', 'runs:write'];
+export const APPROVER_SCOPES: Scope[] = ['runs:read', 'confirmations:approve'];
+
+const tenantStream = (tenantId: string) => `tenant-${tenantId}`;
+
+const policySchema = z
+  .strictObject({
+    allowed_licenses: z.array(z.string().min(1)).min(1),
+    max_contaminated_fraction: z.number().min(0).max(1),
+    checkpoint_storage: z.strictObject({ schemes: z.array(z.string().regex(/^[a-z][a-z0-9+.-]*$/)).min(1), prefixes: z.array(z.string().min(1)) }),
+  })
+  .partial();
+
+export const createBookingSchema = z.strictObject({
+  tenant_id: z.string().min(1),
+  gpu: z.string().regex(/^[a-z0-9][a-z0-9-]{0,31}$/),
+  nodes: z.number().int().min(1).max(4096),
+  gpus_per_node: z.number().int().min(1).max(64),
+  region: z.string().regex(/^[a-z0-9][a-z0-9-]{0,63}$/),
+  fabric: z.string().regex(/^[a-z0-9][a-z0-9-]{0,31}$/),
+  term_start: z.iso.datetime({ offset: true }),
+  term_end: z.iso.datetime({ offset: true }),
+  rate_usd_per_gpu_hour: z.number().positive().max(1000),
+  status: z.enum(BOOKING_STATUSES).default('completed'),
+  node_inventory: z.array(z.string().min(1).max(128)).max(4096).optional(),
+});
+
+/**
+ * The operator's commands (tenants, keys, bookings, nodes), shared by `ito-admin` (directly on the database)
+ * and any admin route. Each writes its rows and its event in one transaction; secrets are returned once and
+ * stored only as hashes.
+ */
+export function createAdminService(deps: { pool: pg.Pool; logger?: Logger; ledger?: Ledger; now?: () => Date }) {
+  const ledger = deps.ledger ?? createApiLedger(deps.pool);
+  const now = deps.now ?? (() => new Date());
+
+  async function insertKey(client: pg.PoolClient, tenantId: string, scopes: Scope[], label: string | null) {
+    const keyId = newId('key');
+    const key = newSecret('sk');
+    await client.query('insert into api_keys (key_id, tenant_id, secret_hash, scopes, label) values ($1,$2,$3,$4,$5)', [keyId, tenantId, hashSecret(key), scopes, label]);
+    return { keyId, key };
+  }
+
+  return {
+    async createTenant(input: { name: string; policy?: Partial<TenantPolicy> }) {
+      const name = validate(z.string().min(1).max(200), input.name, 'tenant name');
+      const policy = { ...DEFAULT_TENANT_POLICY, ...validate(policySchema, input.policy ?? {}, 'tenant policy') };
+      const tenantId = newId('ten');
+      return ledger.transaction(async (tx) => {
+        await tx.client.query('insert into tenants (tenant_id, name, policy) values ($1, $2, $3)', [tenantId, name, JSON.stringify(policy)]);
+        const requester = await insertKey(tx.client, tenantId, REQUESTER_SCOPES, 'requester');
+        const approver = await insertKey(tx.client, tenantId, APPROVER_SCOPES, 'approver');
+        await tx.append(
+          tenantStream(tenantId),
+          [
+            { type: 'TenantCreated', data: { tenant_id: tenantId, name, policy } },
+            { type: 'ApiKeyCreated', data: { key_id: requester.keyId, scopes: REQUESTER_SCOPES } },
+            { type: 'ApiKeyCreated', data: { key_id: approver.keyId, scopes: APPROVER_SCOPES } },
+          ],
+          { tenantId, expectedVersion: 'no_stream' },
+        );
+        return {
+          tenant_id: tenantId,
+          name,
+          requester_key: requester.key,
+          requester_key_id: requester.keyId,
+          approver_key: approver.key,
+          approver_key_id: approver.keyId,
+        };
+      });
+    },
+
+    async setTenantPolicy(input: { tenantId: string; policy: Partial<TenantPolicy> }) {
+      const patch = validate(policySchema, input.policy, 'tenant policy');
+      return ledger.transaction(async (tx) => {
+        const { rows } = await tx.client.query<{ policy: TenantPolicy }>('select policy from tenants where tenant_id = $1 for update', [input.tenantId]);
+        if (!rows[0]) throw new ItoError('not_found', `tenant ${input.tenantId} not found`);
+        const policy = { ...rows[0].policy, ...patch };
+        await tx.client.query('update tenants set policy = $2 where tenant_id = $1', [input.tenantId, JSON.stringify(policy)]);
+        await tx.append(tenantStream(input.tenantId), [{ type: 'TenantPolicyChanged', data: { tenant_id: input.tenantId, policy } }], {
+          tenantId: input.tenantId,
+          expectedVersion: 'any',
+        });
+        return { tenant_id: input.tenantId, policy };
+      });
+    },
+
+    async createKey(input: { tenantId: string; scopes: string[]; label?: string }) {
+      const scopes = validate(z.array(z.enum(SCOPES)).min(1), input.scopes, 'scopes');
+      return ledger.transaction(async (tx) => {
+        const { rowCount } = await tx.client.query('select 1 from tenants where tenant_id = $1', [input.tenantId]);
+        if (!rowCount) throw new ItoError('not_found', `tenant ${input.tenantId} not found`);
+        const { keyId, key } = await insertKey(tx.client, input.tenantId, scopes, input.label ?? null);
+        await tx.append(tenantStream(input.tenantId), [{ type: 'ApiKeyCreated', data: { key_id: keyId, scopes } }], {
+          tenantId: input.tenantId,
+          expectedVersion: 'any',
+        });
+        return { key_id: keyId, key, tenant_id: input.tenantId, scopes };
+      });
+    },
+
+    async revokeKey(input: { keyId: string }) {
+      return ledger.transaction(async (tx) => {
+        const { rows } = await tx.client.query<{ tenant_id: string; revoked_at: Date | null }>(
+          'update api_keys set revoked_at = coalesce(revoked_at, $2) where key_id = $1 returning tenant_id, revoked_at',
+          [input.keyId, now()],
+        );
+        const row = rows[0];
+        if (!row) throw new ItoError('not_found', `key ${input.keyId} not found`);
+        await tx.append(tenantStream(row.tenant_id), [{ type: 'ApiKeyRevoked', data: { key_id: input.keyId } }], { tenantId: row.tenant_id, expectedVersion: 'any' });
+        return { key_id: input.keyId, revoked_at: row.revoked_at!.toISOString() };
+      });
+    },
+
+    async createBooking(input: z.input<typeof createBookingSchema>) {
+      const b = validate(createBookingSchema, input, 'booking');
+      if (new Date(b.term_end) <= new Date(b.term_start)) throw new ItoError('validation_failed', 'term_end must be after term_start');
+      const bookingId = newId('bkg');
+      const inventory = b.node_inventory ?? Array.from({ length: b.nodes }, (_, i) => `node-${String(i + 1).padStart(2, '0')}`);
+      return ledger.transaction(async (tx) => {
+        const { rowCount } = await tx.client.query('select 1 from tenants where tenant_id = $1', [b.tenant_id]);
+        if (!rowCount) throw new ItoError('not_found', `tenant ${b.tenant_id} not found`);
+        const data = {
+          booking_id: bookingId,
+          status: b.status,
+          gpu: b.gpu,
+          nodes: b.nodes,
+          gpus_per_node: b.gpus_per_node,
+          region: b.region,
+          fabric: b.fabric,
+          term_start: new Date(b.term_start).toISOString(),
+          term_end: new Date(b.term_end).toISOString(),
+          rate_usd_per_gpu_hour: b.rate_usd_per_gpu_hour,
+          node_inventory: inventory,
+        };
+        await tx.append(bookingStreamId(bookingId), [{ type: 'BookingRecorded', data }], { tenantId: b.tenant_id, expectedVersion: 'no_stream' });
+        return data;
+      });
+    },
+
+    async setBookingStatus(input: { bookingId: string; status: 'expired' | 'revoked' | 'released' | 'completed'; reason?: string }) {
+      const status = validate(z.enum(['expired', 'revoked', 'released', 'completed']), input.status, 'booking status');
+      return ledger.transaction(async (tx) => {
+        const { rows } = await tx.client.query<{ tenant_id: string; status: string }>('select tenant_id, status from bookings where booking_id = $1 for update', [input.bookingId]);
+        const row = rows[0];
+        if (!row) throw new ItoError('not_found', `booking ${input.bookingId} not found`);
+        await tx.append(
+          bookingStreamId(input.bookingId),
+          [{ type: 'BookingStatusChanged', data: { booking_id: input.bookingId, status, reason: input.reason ?? `set by operator` } }],
+          { tenantId: row.tenant_id, expectedVersion: 'any' },
+        );
+        return { booking_id: input.bookingId, status, previous_status: row.status };
+      });
+    },
+
+    async registerNode(input: { bookingId: string; name: string }) {
+      const name = validate(z.string().regex(/^[a-z0-9][a-z0-9._-]{0,62}$/), input.name, 'node name');
+      const nodeId = newId('node');
+      const credential = newSecret('nc');
+      return ledger.transaction(async (tx) => {
+        const { rows } = await tx.client.query<{ tenant_id: string }>('select tenant_id from bookings where booking_id = $1', [input.bookingId]);
+        const row = rows[0];
+        if (!row) throw new ItoError('not_found', `booking ${input.bookingId} not found`);
+        const dup = await tx.client.query('select 1 from nodes where booking_id = $1 and name = $2', [input.bookingId, name]);
+        if (dup.rowCount) throw new ItoError('validation_failed', `booking ${input.bookingId} already has a node named ${name}`);
+        await tx.client.query('insert into nodes (node_id, tenant_id, booking_id, name, credential_hash) values ($1,$2,$3,$4,$5)', [
+          nodeId,
+          row.tenant_id,
+          input.bookingId,
+          name,
+          hashSecret(credential),
+        ]);
+        await tx.append(`node-${nodeId}`, [{ type: 'NodeRegistered', data: { node_id: nodeId, booking_id: input.bookingId, name } }], {
+          tenantId: row.tenant_id,
+          expectedVersion: 'no_stream',
+        });
+        return { node_id: nodeId, booking_id: input.bookingId, name, node_credential: credential };
+      });
+    },
+  };
+}
+
+export type AdminService = ReturnType<typeof createAdminService>;

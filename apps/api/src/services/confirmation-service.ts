@@ -1,0 +1,125 @@
+import { ItoError, type ConfirmationAction } from '@ito/contracts';
+import {
+  DEFAULT_CONFIRMATION_TTL_MS,
+  checkBookingUsable,
+  checkBudget,
+  checkCheckpointStorage,
+  checkConfirmationDecision,
+  checkDataPolicy,
+  eligibilityBinding,
+} from '@ito/domain';
+import type { LedgerTx } from '@ito/ledger';
+import { getBooking, getConfirmation, getRun, getTenantPolicy, type StoredConfirmation } from '../db/queries.js';
+import { newId } from '../ids.js';
+import type { Resources } from '../resources.js';
+import { checkManifest } from './manifest-gate.js';
+import { planFor } from './plan-service.js';
+
+export function confirmationStreamId(ref: string): string {
+  return `confirmation-${ref}`;
+}
+
+export type ConfirmationRequest =
+  | { action: 'train.create'; booking_id: string; manifest: string; manifest_digest: string }
+  | { action: Exclude<ConfirmationAction, 'train.create'>; run_id: string };
+
+/** The public view of a confirmation; the approver sees what it is being asked to allow. */
+export function confirmationView(c: StoredConfirmation) {
+  return {
+    confirmation_ref: c.ref,
+    status: c.status,
+    action: c.action,
+    booking_id: c.booking_id,
+    run_id: c.run_id,
+    manifest_digest: c.manifest_digest,
+    cost_usd: c.cost_usd,
+    max_incremental_cost_usd: c.max_incremental_cost_usd,
+    created_at: c.created_at.toISOString(),
+    expires_at: c.expires_at.toISOString(),
+    decided_at: c.decided_at?.toISOString() ?? null,
+    consumed_at: c.consumed_at?.toISOString() ?? null,
+    ...(c.details.plan ? { plan: c.details.plan } : {}),
+  };
+}
+
+/**
+ * `POST /v1/confirmations`: asks for an out-of-band approval. For train.create every gate that does not need
+ * the confirmation itself runs first (booking, manifest, data policy, storage, plan, budget), so an approver is
+ * never asked to allow something the server would refuse anyway. The reference authorises nothing by itself.
+ */
+export async function requestConfirmation(res: Resources, tenantId: string, requestedBy: string, req: ConfirmationRequest) {
+  const now = res.now();
+  const ref = newId('cfm');
+  const expiresAt = new Date(now.getTime() + DEFAULT_CONFIRMATION_TTL_MS);
+  let binding: { booking_id: string | null; run_id: string | null; manifest_digest: string | null; cost_usd: number; max_incremental_cost_usd: number };
+  let details: Record<string, unknown> = {};
+
+  if (req.action === 'train.create') {
+    const booking = checkBookingUsable(await getBooking(res.pool, tenantId, req.booking_id), tenantId, req.booking_id, now);
+    const { manifest, digest } = checkManifest(req.manifest, req.manifest_digest);
+    const policy = await getTenantPolicy(res.pool, tenantId);
+    checkDataPolicy(manifest, policy);
+    checkCheckpointStorage(manifest, policy);
+    const outcome = planFor(manifest, booking, now);
+    checkBudget(manifest, outcome.estimated_cost_usd, outcome.incremental_cost_usd);
+    binding = {
+      booking_id: booking.booking_id,
+      run_id: null,
+      manifest_digest: digest,
+      cost_usd: outcome.estimated_cost_usd,
+      max_incremental_cost_usd: manifest.budget.max_incremental_cost_usd,
+    };
+    details = { eligibility: eligibilityBinding(booking), plan: outcome.plan, estimated_hours: outcome.estimated_hours };
+  } else {
+    const run = await getRun(res.pool, tenantId, req.run_id);
+    if (!run) throw new ItoError('not_found', `run ${req.run_id} not found`);
+    binding = { booking_id: run.booking_id, run_id: run.run_id, manifest_digest: run.manifest_digest, cost_usd: 0, max_incremental_cost_usd: 0 };
+  }
+
+  await res.ledger.transaction(async (tx) => {
+    await tx.client.query(
+      `insert into confirmations (ref, tenant_id, action, booking_id, run_id, manifest_digest, cost_usd, max_incremental_cost_usd,
+         status, requested_by, details, created_at, expires_at)
+       values ($1,$2,$3,$4,$5,$6,$7,$8,'pending',$9,$10,$11,$12)`,
+      [ref, tenantId, req.action, binding.booking_id, binding.run_id, binding.manifest_digest, binding.cost_usd, binding.max_incremental_cost_usd,
+        requestedBy, JSON.stringify(details), now, expiresAt],
+    );
+    await tx.append(
+      confirmationStreamId(ref),
+      [{ type: 'ConfirmationRequested', data: { ref, action: req.action, ...binding, expires_at: expiresAt.toISOString() }, metadata: { actor: requestedBy } }],
+      { tenantId, expectedVersion: 'no_stream' },
+    );
+  });
+  const stored = await getConfirmation(res.pool, tenantId, ref);
+  return confirmationView(stored!);
+}
+
+export async function showConfirmation(res: Resources, tenantId: string, ref: string) {
+  const c = await getConfirmation(res.pool, tenantId, ref);
+  if (!c) throw new ItoError('confirmation_not_found', 'no such confirmation reference');
+  return confirmationView(c);
+}
+
+/** Approve or deny, by an approver credential of the same tenant, while pending and unexpired. */
+export async function decideConfirmation(res: Resources, tenantId: string, approver: string, ref: string, decision: 'approve' | 'deny') {
+  const now = res.now();
+  await res.ledger.transaction(async (tx: LedgerTx) => {
+    const { rows } = await tx.client.query('select ref from confirmations where tenant_id = $1 and ref = $2 for update', [tenantId, ref]);
+    const record = rows.length ? await getConfirmation(tx.client, tenantId, ref) : null;
+    checkConfirmationDecision(record, tenantId, now);
+    const status = decision === 'approve' ? 'approved' : 'denied';
+    await tx.client.query('update confirmations set status = $3, decided_by = $4, decided_at = $5 where tenant_id = $1 and ref = $2', [
+      tenantId,
+      ref,
+      status,
+      approver,
+      now,
+    ]);
+    await tx.append(
+      confirmationStreamId(ref),
+      [{ type: decision === 'approve' ? 'ConfirmationApproved' : 'ConfirmationDenied', data: { ref, decided_by: approver }, metadata: { actor: approver } }],
+      { tenantId, expectedVersion: 'any' },
+    );
+  });
+  return showConfirmation(res, tenantId, ref);
+}

@@ -1,0 +1,85 @@
+import { ItoError, type ConfirmationAction } from '@ito/contracts';
+import { decideRun, runStreamId, type ConfirmationBinding, type RunCommand } from '@ito/domain';
+import type { LedgerTx } from '@ito/ledger';
+import { getRun, type RunRow } from '../db/queries.js';
+import { bookingStreamId } from '../projections/bookings-projection.js';
+import type { Resources } from '../resources.js';
+import { fingerprintOf, idempotent } from './idempotent.js';
+import { checkConfirmation, consumeInTransaction } from './use-confirmation.js';
+
+export type LifecycleAction = 'cancel' | 'cleanup' | 'restart';
+
+export interface LifecycleInput {
+  run_id: string;
+  confirmation_ref: string;
+  /** cleanup only: release the booking too, which needs its own booking.release confirmation. */
+  release_booking?: boolean | undefined;
+  release_confirmation_ref?: string | undefined;
+}
+
+const ACTION_OF: Record<LifecycleAction, ConfirmationAction> = { cancel: 'run.cancel', cleanup: 'run.cleanup', restart: 'run.restart' };
+
+function bindingFor(run: RunRow, tenantId: string, action: ConfirmationAction): ConfirmationBinding {
+  return { tenant_id: tenantId, action, booking_id: run.booking_id, run_id: run.run_id, manifest_digest: run.manifest_digest, cost_usd: 0, max_incremental_cost_usd: 0 };
+}
+
+function commandFor(action: LifecycleAction, run: RunRow, input: LifecycleInput): RunCommand {
+  switch (action) {
+    case 'cancel':
+      return {
+        type: 'RequestCancel',
+        data: { run_id: run.run_id, confirmation_ref: input.confirmation_ref, workload_started: run.aggregate.stage !== null },
+      };
+    case 'cleanup':
+      return { type: 'StartCleanup', data: { run_id: run.run_id, confirmation_ref: input.confirmation_ref, release_booking: input.release_booking === true } };
+    case 'restart':
+      return { type: 'ApproveRestart', data: { run_id: run.run_id, confirmation_ref: input.confirmation_ref } };
+  }
+}
+
+/**
+ * `POST /v1/runs/:id/cancel|cleanup|restart`: each its own mutation with its own confirmation action and its own
+ * idempotency key. Cleanup never touches the booking unless `release_booking` is set AND a separate
+ * booking.release confirmation is consumed in the same transaction.
+ */
+export async function runLifecycle(res: Resources, tenantId: string, actor: string, key: string, action: LifecycleAction, input: LifecycleInput) {
+  const fingerprint = fingerprintOf({ action: ACTION_OF[action], ...input });
+  return idempotent(res, tenantId, key, fingerprint, async (tx: LedgerTx) => {
+    const now = res.now();
+    const run = await getRun(tx.client, tenantId, input.run_id, { forUpdate: true });
+    if (!run) throw new ItoError('not_found', `run ${input.run_id} not found`);
+    const binding = bindingFor(run, tenantId, ACTION_OF[action]);
+    await checkConfirmation(tx, input.confirmation_ref, binding, now);
+
+    const releaseBooking = action === 'cleanup' && input.release_booking === true;
+    if (releaseBooking) {
+      if (!input.release_confirmation_ref) {
+        throw new ItoError('confirmation_required', 'releasing the booking needs its own booking.release confirmation (release_confirmation_ref)');
+      }
+      await checkConfirmation(tx, input.release_confirmation_ref, bindingFor(run, tenantId, 'booking.release'), now);
+    }
+
+    const events = decideRun(commandFor(action, run, input), run.aggregate);
+    await consumeInTransaction(tx, input.confirmation_ref, binding, run.run_id, now, actor);
+    if (releaseBooking) {
+      await consumeInTransaction(tx, input.release_confirmation_ref!, bindingFor(run, tenantId, 'booking.release'), run.run_id, now, actor);
+      await tx.append(
+        bookingStreamId(run.booking_id),
+        [{ type: 'BookingStatusChanged', data: { booking_id: run.booking_id, status: 'released', reason: `released by cleanup of run ${run.run_id}` }, metadata: { actor } }],
+        { tenantId, expectedVersion: 'any' },
+      );
+    }
+    await tx.append(
+      runStreamId(run.run_id),
+      events.map((e) => ({ type: e.type, data: e.data as unknown as Record<string, unknown>, metadata: { actor, idempotencyKey: key } })),
+      { tenantId, expectedVersion: run.version },
+    );
+    const after = await getRun(tx.client, tenantId, run.run_id);
+    return {
+      run_id: run.run_id,
+      state: after!.state,
+      events: events.map((e) => e.type),
+      ...(action === 'cleanup' ? { booking_released: releaseBooking, to_remove: run.aggregate.checkpoints.map((c) => c.uri) } : {}),
+    };
+  });
+}

@@ -1,0 +1,148 @@
+import { ItoError } from '@ito/contracts';
+import {
+  checkBookingUsable,
+  checkBudget,
+  checkCheckpointStorage,
+  checkDataPolicy,
+  decideRun,
+  eligibilityBinding,
+  initialRunState,
+  runStreamId,
+} from '@ito/domain';
+import { canonicalJson } from '@ito/ledger';
+import { getBooking, getTenantPolicy, saveManifest } from '../db/queries.js';
+import { newId } from '../ids.js';
+import { checkEligibilityId } from './booking-service.js';
+import type { Resources } from '../resources.js';
+import { fingerprintOf, idempotent } from './idempotent.js';
+import { checkManifest } from './manifest-gate.js';
+import { planFor, type PlanOutcome } from './plan-service.js';
+import { checkConfirmation, consumeInTransaction } from './use-confirmation.js';
+
+export interface TrainInput {
+  booking_id: string;
+  manifest: string;
+  manifest_digest: string;
+  confirmation_ref: string;
+  /** Optional: an eligibility the caller looked at; refused as stale if the booking changed since. */
+  eligibility_id?: string | undefined;
+}
+
+export interface TrainResult {
+  run_id: string;
+  booking_id: string;
+  manifest_digest: string;
+  idempotency_key: string;
+  confirmation_ref: string;
+  state: 'confirmed';
+  estimated_cost_usd: number;
+  created_at: string;
+}
+
+/**
+ * `POST /v1/runs`: the gates of DESIGN.md in order, each failing closed with its own code, and only then
+ * ReserveRun + ConfirmRun, the consumed confirmation and the idempotency record in one transaction.
+ */
+export async function train(res: Resources, tenantId: string, actor: string, key: string, input: TrainInput) {
+  const fingerprint = fingerprintOf({ action: 'train.create', ...input });
+  return idempotent<TrainResult>(res, tenantId, key, fingerprint, async (tx) => {
+    const now = res.now();
+    // Gate 3: the booking, read in this transaction so it cannot change under the decision.
+    const booking = checkBookingUsable(await getBooking(tx.client, tenantId, input.booking_id), tenantId, input.booking_id, now);
+    if (input.eligibility_id !== undefined) await checkEligibilityId(res, tenantId, booking.booking_id, input.eligibility_id);
+    // Gate 4: the manifest.
+    const { manifest, digest } = checkManifest(input.manifest, input.manifest_digest);
+    // The plan is computed now because the confirmation is bound to its cost; its refusals belong to gate 6.
+    let outcome: PlanOutcome | ItoError;
+    try {
+      outcome = planFor(manifest, booking, now);
+    } catch (err) {
+      if (!(err instanceof ItoError)) throw err;
+      outcome = err;
+    }
+    // Gate 5: the confirmation, bound to account, action, booking, digest and cost.
+    const record = await checkConfirmation(
+      tx,
+      input.confirmation_ref,
+      {
+        tenant_id: tenantId,
+        action: 'train.create',
+        booking_id: booking.booking_id,
+        run_id: null,
+        manifest_digest: digest,
+        cost_usd: outcome instanceof ItoError ? Number.NaN : outcome.estimated_cost_usd,
+        max_incremental_cost_usd: manifest.budget.max_incremental_cost_usd,
+      },
+      now,
+    ).catch(async (err) => {
+      // A plan refusal must not hide behind a cost mismatch it caused: report the plan's own code.
+      if (outcome instanceof ItoError && err instanceof ItoError && err.code === 'confirmation_mismatch' && (err.details?.fields as string[]).join() === 'cost_usd') {
+        throw outcome;
+      }
+      throw err;
+    });
+    // The booking must still be what the approver saw: topology, region, fabric, term.
+    const approvedEligibility = record.details.eligibility;
+    // Compared canonically: jsonb does not keep key order.
+    if (approvedEligibility && canonicalJson(approvedEligibility) !== canonicalJson(eligibilityBinding(booking))) {
+      throw new ItoError('eligibility_stale', `booking ${booking.booking_id} changed since the confirmation was requested; request a new confirmation`);
+    }
+    // Gate 6: server-side validation.
+    const policy = await getTenantPolicy(tx.client, tenantId);
+    checkDataPolicy(manifest, policy);
+    checkCheckpointStorage(manifest, policy);
+    if (outcome instanceof ItoError) throw outcome;
+    checkBudget(manifest, outcome.estimated_cost_usd, outcome.incremental_cost_usd);
+
+    const runId = newId('run');
+    await consumeInTransaction(
+      tx,
+      input.confirmation_ref,
+      {
+        tenant_id: tenantId,
+        action: 'train.create',
+        booking_id: booking.booking_id,
+        run_id: null,
+        manifest_digest: digest,
+        cost_usd: outcome.estimated_cost_usd,
+        max_incremental_cost_usd: manifest.budget.max_incremental_cost_usd,
+      },
+      runId,
+      now,
+      actor,
+    );
+    const events = decideRun(
+      {
+        type: 'ReserveRun',
+        data: {
+          run_id: runId,
+          tenant_id: tenantId,
+          booking_id: booking.booking_id,
+          manifest_digest: digest,
+          idempotency_key: key,
+          confirmation_ref: input.confirmation_ref,
+          estimated_cost_usd: outcome.estimated_cost_usd,
+          incremental_cost_usd: outcome.incremental_cost_usd,
+          plan: outcome.plan as unknown as Record<string, unknown>,
+        },
+      },
+      initialRunState(),
+    );
+    await saveManifest(tx.client, tenantId, digest, input.manifest);
+    await tx.append(
+      runStreamId(runId),
+      events.map((e) => ({ type: e.type, data: e.data as unknown as Record<string, unknown>, metadata: { actor, idempotencyKey: key } })),
+      { tenantId, expectedVersion: 'no_stream' },
+    );
+    return {
+      run_id: runId,
+      booking_id: booking.booking_id,
+      manifest_digest: digest,
+      idempotency_key: key,
+      confirmation_ref: input.confirmation_ref,
+      state: 'confirmed',
+      estimated_cost_usd: outcome.estimated_cost_usd,
+      created_at: now.toISOString(),
+    };
+  });
+}

@@ -1,0 +1,59 @@
+import { ItoError } from '@ito/contracts';
+import { checkConfirmationUse, type ConfirmationBinding } from '@ito/domain';
+import type { LedgerTx } from '@ito/ledger';
+import { consumeConfirmation, getConfirmation } from '../db/queries.js';
+import { confirmationStreamId } from './confirmation-service.js';
+
+/**
+ * A refusal at the confirmation gate. It is remembered so that, after the transaction rolls back, the refused
+ * use can be counted against the reference (five lock it) in a transaction of its own.
+ */
+export class ConfirmationRefusal extends ItoError {
+  constructor(
+    inner: ItoError,
+    readonly ref: string,
+    readonly tenantId: string,
+  ) {
+    super(inner.code, inner.message, inner.details);
+  }
+}
+
+function asRefusal(err: unknown, ref: string, tenantId: string): never {
+  if (err instanceof ItoError && err.code.startsWith('confirmation_') && err.code !== 'confirmation_not_found') {
+    throw new ConfirmationRefusal(err, ref, tenantId);
+  }
+  throw err;
+}
+
+/** Checks that the reference may be used for exactly this binding; refusal codes as in the domain. */
+export async function checkConfirmation(tx: LedgerTx, ref: string, wanted: ConfirmationBinding, now: Date) {
+  const record = await getConfirmation(tx.client, wanted.tenant_id, ref);
+  try {
+    checkConfirmationUse(record, wanted, now);
+  } catch (err) {
+    asRefusal(err, ref, wanted.tenant_id);
+  }
+  return record!;
+}
+
+/**
+ * Consumes the reference inside the caller's transaction with one conditional UPDATE, and records the
+ * consumption as an event in the same transaction. A concurrent use that lost the race is told why.
+ */
+export async function consumeInTransaction(tx: LedgerTx, ref: string, wanted: ConfirmationBinding, consumedFor: string, now: Date, actor: string) {
+  const consumed = await consumeConfirmation(tx.client, wanted.tenant_id, ref, consumedFor, now);
+  if (!consumed) {
+    const record = await getConfirmation(tx.client, wanted.tenant_id, ref);
+    try {
+      checkConfirmationUse(record, wanted, now);
+    } catch (err) {
+      asRefusal(err, ref, wanted.tenant_id);
+    }
+    throw new ItoError('confirmation_consumed', `confirmation ${ref} was already used`);
+  }
+  await tx.append(
+    confirmationStreamId(ref),
+    [{ type: 'ConfirmationConsumed', data: { ref, consumed_for: consumedFor }, metadata: { actor } }],
+    { tenantId: wanted.tenant_id, expectedVersion: 'any' },
+  );
+}

@@ -1,0 +1,55 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { seedTenant, startApi, type Api } from '../../../test/support/api.js';
+
+let api: Api;
+beforeAll(async () => {
+  api = await startApi({ rateLimit: { max: 5, timeWindowMs: 60_000 } });
+});
+afterAll(async () => api.close());
+
+describe('HTTP edges', () => {
+  it('serves an OpenAPI document built from the route schemas', async () => {
+    const r = await api.call('GET', '/v1/openapi.json');
+    expect(r.body.openapi).toBe('3.1.0');
+    expect(Object.keys(r.body.paths)).toEqual(expect.arrayContaining(['/v1/runs', '/v1/runs/{id}/cancel', '/v1/confirmations/{ref}/approve', '/v1/plans']));
+    const post = r.body.paths['/v1/runs'].post;
+    expect(post.requestBody.content['application/json'].schema.required).toEqual(
+      expect.arrayContaining(['booking_id', 'manifest', 'manifest_digest', 'confirmation_ref']),
+    );
+    expect(post.parameters.some((p: any) => p.name === 'Idempotency-Key' && p.required)).toBe(true);
+  });
+
+  it('refuses a body over the limit with validation_failed', async () => {
+    const seed = await seedTenant(api);
+    const r = await api.call('POST', '/v1/plans', { key: seed.requester, body: { booking_id: seed.bookingId, manifest: 'x'.repeat(3 * 1024 * 1024) } });
+    expect(r.status).toBe(413);
+    expect(r.body.error.code).toBe('validation_failed');
+  });
+
+  it('malformed JSON is validation_failed in the envelope', async () => {
+    const seed = await seedTenant(api);
+    const r = await fetch(`${api.url}/v1/plans`, { method: 'POST', headers: { authorization: `Bearer ${seed.approver}`, 'content-type': 'application/json' }, body: '{nope' });
+    const body = await r.json();
+    expect(body.ok).toBe(false);
+    expect(body.error.code).toBe('validation_failed');
+  });
+
+  it('rate limits per credential with rate_limited and Retry-After, and echoes request ids', async () => {
+    const seed = await seedTenant(api);
+    const results = [];
+    for (let i = 0; i < 7; i++) results.push(await api.call('GET', '/v1/bookings', { key: seed.requester, headers: { 'x-request-id': `rid-${i}` } }));
+    const limited = results.filter((r) => r.status === 429);
+    expect(limited.length).toBeGreaterThan(0);
+    expect(limited[0]!.body.error.code).toBe('rate_limited');
+    expect(Number(limited[0]!.headers.get('retry-after'))).toBeGreaterThan(0);
+    expect(results[0]!.headers.get('x-request-id')).toBe('rid-0');
+    // Another credential has its own budget.
+    expect((await api.call('GET', '/v1/bookings', { key: seed.approver })).status).toBe(200);
+  });
+
+  it('unknown routes answer not_found in the envelope', async () => {
+    const r = await api.call('GET', '/v1/nothing-here');
+    expect(r.status).toBe(404);
+    expect(r.body).toMatchObject({ ok: false, error: { code: 'not_found' } });
+  });
+});

@@ -1,0 +1,138 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { footprint, seedTenant, startApi, trainBody, trainConfirmation, type Api, type Seed } from '../../../test/support/api.js';
+
+let api: Api;
+beforeAll(async () => {
+  api = await startApi();
+});
+afterAll(async () => api.close());
+
+async function newRun(seed: Seed): Promise<string> {
+  const ref = await trainConfirmation(api, seed);
+  const r = await api.call('POST', '/v1/runs', { key: seed.requester, body: trainBody(seed, ref), headers: { 'idempotency-key': `run-${ref}` } });
+  return r.body.data.run_id;
+}
+
+async function runConfirmation(seed: Seed, action: string, runId: string): Promise<string> {
+  const r = await api.call('POST', '/v1/confirmations', { key: seed.requester, body: { action, run_id: runId } });
+  const ref = r.body.data.confirmation_ref;
+  await api.call('POST', `/v1/confirmations/${ref}/approve`, { key: seed.approver });
+  return ref;
+}
+
+function mutation(seed: Seed, runId: string, action: string, body: Record<string, unknown>, key: string) {
+  return api.call('POST', `/v1/runs/${runId}/${action}`, { key: seed.requester, body, headers: { 'idempotency-key': key } });
+}
+
+async function bookingStatus(seed: Seed): Promise<string> {
+  return (await api.call('GET', `/v1/bookings/${seed.bookingId}`, { key: seed.requester })).body.data.status;
+}
+
+describe('run lifecycle mutations', () => {
+  it('cancel, then cleanup: each with its own confirmation and key; the booking is untouched', async () => {
+    const seed = await seedTenant(api);
+    const runId = await newRun(seed);
+    const cancelRef = await runConfirmation(seed, 'run.cancel', runId);
+    const c = await mutation(seed, runId, 'cancel', { confirmation_ref: cancelRef }, 'cancel-1');
+    expect(c.body.data).toMatchObject({ run_id: runId, state: 'cancelled' });
+    const replay = await mutation(seed, runId, 'cancel', { confirmation_ref: cancelRef }, 'cancel-1');
+    expect(replay.body.notice).toMatch(/replayed/);
+
+    const cleanupRef = await runConfirmation(seed, 'run.cleanup', runId);
+    const cl = await mutation(seed, runId, 'cleanup', { confirmation_ref: cleanupRef }, 'cleanup-1');
+    expect(cl.body.data).toMatchObject({ run_id: runId, state: 'cleaned', booking_released: false, to_remove: [] });
+    const events = await api.call('GET', `/v1/runs/${runId}/events`, { key: seed.requester });
+    expect(events.body.data.events.map((e: any) => e.type)).toEqual([
+      'RunReserved',
+      'RunConfirmed',
+      'CancelRequested',
+      'RunCancelled',
+      'CleanupStarted',
+      'CleanupCompleted',
+    ]);
+    expect(await bookingStatus(seed)).toBe('completed');
+  });
+
+  it('cleanup releases the booking only with a separate booking.release confirmation', async () => {
+    const seed = await seedTenant(api);
+    const runId = await newRun(seed);
+    await mutation(seed, runId, 'cancel', { confirmation_ref: await runConfirmation(seed, 'run.cancel', runId) }, 'c-2');
+    const cleanupRef = await runConfirmation(seed, 'run.cleanup', runId);
+    const before = await footprint(api);
+    const missing = await mutation(seed, runId, 'cleanup', { confirmation_ref: cleanupRef, release_booking: true }, 'cl-2a');
+    expect(missing.body.error.code).toBe('confirmation_required');
+    expect(await footprint(api)).toEqual(before);
+    // A cleanup confirmation cannot stand in for a release confirmation.
+    const wrong = await mutation(seed, runId, 'cleanup', { confirmation_ref: cleanupRef, release_booking: true, release_confirmation_ref: cleanupRef }, 'cl-2b');
+    expect(wrong.body.error.code).toBe('confirmation_mismatch');
+    expect(await footprint(api)).toEqual(before);
+    const releaseRef = await runConfirmation(seed, 'booking.release', runId);
+    const ok = await mutation(seed, runId, 'cleanup', { confirmation_ref: cleanupRef, release_booking: true, release_confirmation_ref: releaseRef }, 'cl-2c');
+    expect(ok.body.data).toMatchObject({ state: 'cleaned', booking_released: true });
+    expect(await bookingStatus(seed)).toBe('released');
+  });
+
+  it('invalid transitions are invalid_state and consume nothing', async () => {
+    const seed = await seedTenant(api);
+    const runId = await newRun(seed);
+    const restartRef = await runConfirmation(seed, 'run.restart', runId);
+    const cleanupRef = await runConfirmation(seed, 'run.cleanup', runId);
+    const before = await footprint(api);
+    expect((await mutation(seed, runId, 'restart', { confirmation_ref: restartRef }, 'r-1')).body.error.code).toBe('invalid_state');
+    expect((await mutation(seed, runId, 'cleanup', { confirmation_ref: cleanupRef }, 'cl-3')).body.error.code).toBe('invalid_state');
+    expect(await footprint(api)).toEqual(before);
+  });
+
+  it('a confirmation for another action or run is confirmation_mismatch', async () => {
+    const seed = await seedTenant(api);
+    const runA = await newRun(seed);
+    const runB = await newRun(seed);
+    const cleanupA = await runConfirmation(seed, 'run.cleanup', runA);
+    const cancelB = await runConfirmation(seed, 'run.cancel', runB);
+    const before = await footprint(api);
+    expect((await mutation(seed, runA, 'cancel', { confirmation_ref: cleanupA }, 'mm-1')).body.error.code).toBe('confirmation_mismatch');
+    expect((await mutation(seed, runA, 'cancel', { confirmation_ref: cancelB }, 'mm-2')).body.error.code).toBe('confirmation_mismatch');
+    expect(await footprint(api)).toEqual(before);
+  });
+
+  it('mutations need an Idempotency-Key and a run of this tenant', async () => {
+    const seed = await seedTenant(api);
+    const runId = await newRun(seed);
+    const ref = await runConfirmation(seed, 'run.cancel', runId);
+    const noKey = await api.call('POST', `/v1/runs/${runId}/cancel`, { key: seed.requester, body: { confirmation_ref: ref } });
+    expect(noKey.body.error.code).toBe('idempotency_key_required');
+    const other = await seedTenant(api);
+    const cross = await api.call('POST', `/v1/runs/${runId}/cancel`, { key: other.requester, body: { confirmation_ref: ref }, headers: { 'idempotency-key': 'x-1' } });
+    expect(cross.body.error.code).toBe('not_found');
+  });
+});
+
+describe('run reads', () => {
+  it('logs page by cursor; metrics and checkpoints are projections of the run stream', async () => {
+    const seed = await seedTenant(api);
+    const runId = await newRun(seed);
+    // Stand in for the node agent: record progress and a checkpoint on the run stream.
+    const version = (await api.pool.query('select version from runs where run_id = $1', [runId])).rows[0].version;
+    await api.ledger.transaction(async (tx) => {
+      await tx.append(
+        `run-${runId}`,
+        [
+          { type: 'StageStarted', data: { run_id: runId, stage: 'pretrain' } },
+          { type: 'ProgressRecorded', data: { run_id: runId, stage: 'pretrain', step: 100, tokens: 1_000_000, loss: 2.5 } },
+          { type: 'CheckpointSaved', data: { run_id: runId, checkpoint_id: 'ck-100', step: 100, uri: 's3://acme-checkpoints/code-8b-cpt/ck-100', bytes: 1024, save_seconds: 2 } },
+        ],
+        { tenantId: seed.tenant.tenant_id, expectedVersion: version },
+      );
+    });
+    const page1 = await api.call('GET', `/v1/runs/${runId}/logs?limit=2`, { key: seed.requester });
+    expect(page1.body.data.lines).toHaveLength(2);
+    const page2 = await api.call('GET', `/v1/runs/${runId}/logs?cursor=${page1.body.data.next_cursor}`, { key: seed.requester });
+    expect(page2.body.data.lines.map((l: any) => l.type)).toEqual(['StageStarted', 'ProgressRecorded', 'CheckpointSaved']);
+    const metrics = await api.call('GET', `/v1/runs/${runId}/metrics`, { key: seed.requester });
+    expect(metrics.body.data.latest).toEqual({ stage: 'pretrain', step: 100, tokens: 1_000_000, loss: 2.5 });
+    const cps = await api.call('GET', `/v1/runs/${runId}/checkpoints`, { key: seed.requester });
+    expect(cps.body.data.checkpoints).toEqual([{ checkpoint_id: 'ck-100', step: 100, uri: 's3://acme-checkpoints/code-8b-cpt/ck-100', bytes: 1024 }]);
+    const run = await api.call('GET', `/v1/runs/${runId}`, { key: seed.requester });
+    expect(run.body.data).toMatchObject({ state: 'training', stage: 'pretrain' });
+  });
+});

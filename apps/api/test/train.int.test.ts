@@ -1,0 +1,288 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { manifestDigest } from '@ito/contracts';
+import { EXAMPLE_MANIFEST, footprint, seedTenant, startApi, trainBody, trainConfirmation, type Api, type Seed } from '../../../test/support/api.js';
+
+let api: Api;
+beforeAll(async () => {
+  api = await startApi();
+});
+afterAll(async () => api.close());
+
+function mutate(fn: (m: any) => void): string {
+  const m = JSON.parse(EXAMPLE_MANIFEST);
+  fn(m);
+  return JSON.stringify(m, null, 2);
+}
+
+/** Runs a train call expected to be refused and checks nothing was left behind by it. */
+async function refused(seed: Seed, body: unknown, key: string | undefined, idem: string | undefined, code: string) {
+  const before = await footprint(api);
+  const r = await api.call('POST', '/v1/runs', { ...(key ? { key } : {}), body, headers: idem === undefined ? {} : { 'idempotency-key': idem } });
+  expect(r.body.ok).toBe(false);
+  expect(r.body.error.code).toBe(code);
+  expect(r.body.live_api_contacted).toBe(true);
+  const after = await footprint(api);
+  expect(after.runs).toBe(before.runs);
+  expect(after.events).toBe(before.events);
+  expect(after.consumed).toBe(before.consumed);
+  expect(after.idempotency).toBe(before.idempotency);
+  return r;
+}
+
+describe('POST /v1/runs — the happy path', () => {
+  it('creates one run in state confirmed with stable ids, consuming the confirmation', async () => {
+    const seed = await seedTenant(api);
+    const ref = await trainConfirmation(api, seed);
+    const r = await api.call('POST', '/v1/runs', { key: seed.requester, body: trainBody(seed, ref), headers: { 'idempotency-key': 'train-happy-1' } });
+    expect(r.status).toBe(201);
+    expect(r.body.ok).toBe(true);
+    expect(r.body.notice).toBeNull();
+    const d = r.body.data;
+    expect(d.run_id).toMatch(/^run_[0-9a-f]{32}$/);
+    expect(d).toMatchObject({ booking_id: seed.bookingId, manifest_digest: manifestDigest(EXAMPLE_MANIFEST), idempotency_key: 'train-happy-1', state: 'confirmed' });
+
+    const run = await api.call('GET', `/v1/runs/${d.run_id}`, { key: seed.requester });
+    expect(run.body.data).toMatchObject({ run_id: d.run_id, state: 'confirmed', booking_id: seed.bookingId, idempotency_key: 'train-happy-1' });
+    const events = await api.call('GET', `/v1/runs/${d.run_id}/events`, { key: seed.requester });
+    expect(events.body.data.events.map((e: any) => e.type)).toEqual(['RunReserved', 'RunConfirmed']);
+    const c = await api.call('GET', `/v1/confirmations/${ref}`, { key: seed.requester });
+    expect(c.body.data.status).toBe('consumed');
+    const byKey = await api.call('GET', '/v1/runs?idempotency_key=train-happy-1', { key: seed.requester });
+    expect(byKey.body.data.runs.map((x: any) => x.run_id)).toEqual([d.run_id]);
+  });
+
+  it('the same key and request replays the first answer and says so; a different request is idempotency_key_reused', async () => {
+    const seed = await seedTenant(api);
+    const ref = await trainConfirmation(api, seed);
+    const headers = { 'idempotency-key': 'train-replay-1' };
+    const first = await api.call('POST', '/v1/runs', { key: seed.requester, body: trainBody(seed, ref), headers });
+    const again = await api.call('POST', '/v1/runs', { key: seed.requester, body: trainBody(seed, ref), headers });
+    expect(again.status).toBe(200);
+    expect(again.body.data).toEqual(first.body.data);
+    expect(again.body.notice).toMatch(/replayed/);
+    const ref2 = await trainConfirmation(api, seed);
+    const before = await footprint(api);
+    const other = await api.call('POST', '/v1/runs', { key: seed.requester, body: trainBody(seed, ref2), headers });
+    expect(other.status).toBe(422);
+    expect(other.body.error.code).toBe('idempotency_key_reused');
+    expect(await footprint(api)).toEqual(before);
+    const c2 = await api.call('GET', `/v1/confirmations/${ref2}`, { key: seed.requester });
+    expect(c2.body.data.status).toBe('approved');
+  });
+
+  it('keys are scoped to the tenant: another tenant may use the same key string', async () => {
+    const a = await seedTenant(api);
+    const b = await seedTenant(api);
+    const headers = { 'idempotency-key': 'shared-key-string' };
+    const ra = await api.call('POST', '/v1/runs', { key: a.requester, body: trainBody(a, await trainConfirmation(api, a)), headers });
+    const rb = await api.call('POST', '/v1/runs', { key: b.requester, body: trainBody(b, await trainConfirmation(api, b)), headers });
+    expect(ra.status).toBe(201);
+    expect(rb.status).toBe(201);
+    expect(ra.body.data.run_id).not.toBe(rb.body.data.run_id);
+    const cross = await api.call('GET', `/v1/runs/${ra.body.data.run_id}`, { key: b.requester });
+    expect(cross.status).toBe(404);
+    expect(cross.body.error.code).toBe('not_found');
+  });
+});
+
+describe('POST /v1/runs — every gate fails closed, in order, leaving nothing behind', () => {
+  it('gate 1: credential', async () => {
+    const seed = await seedTenant(api);
+    const ref = await trainConfirmation(api, seed);
+    await refused(seed, trainBody(seed, ref), undefined, 'k-g1a', 'unauthenticated');
+    await refused(seed, trainBody(seed, ref), 'ito_sk_not-a-real-key-at-all', 'k-g1b', 'unauthenticated');
+    await refused(seed, trainBody(seed, ref), seed.approver, 'k-g1c', 'forbidden');
+    const revoked = await api.admin.createKey({ tenantId: seed.tenant.tenant_id, scopes: ['runs:write'] });
+    await api.admin.revokeKey({ keyId: revoked.key_id });
+    await refused(seed, trainBody(seed, ref), revoked.key, 'k-g1d', 'credential_revoked');
+  });
+
+  it('gate 2: idempotency key required and well formed (checked before the body)', async () => {
+    const seed = await seedTenant(api);
+    const ref = await trainConfirmation(api, seed);
+    await refused(seed, trainBody(seed, ref), seed.requester, undefined, 'idempotency_key_required');
+    await refused(seed, { nonsense: true }, seed.requester, undefined, 'idempotency_key_required');
+    await refused(seed, trainBody(seed, ref), seed.requester, 'has space', 'idempotency_key_invalid');
+    await refused(seed, trainBody(seed, ref), seed.requester, 'x'.repeat(256), 'idempotency_key_invalid');
+  });
+
+  it('gate 3: booking', async () => {
+    const seed = await seedTenant(api);
+    const ref = await trainConfirmation(api, seed);
+    await refused(seed, { ...trainBody(seed, ref), booking_id: 'bkg_unknown' }, seed.requester, 'k-g3a', 'booking_not_found');
+    const other = await seedTenant(api);
+    await refused(seed, { ...trainBody(seed, ref), booking_id: other.bookingId }, seed.requester, 'k-g3b', 'booking_not_found');
+    for (const [status, code] of [
+      ['expired', 'booking_expired'],
+      ['revoked', 'booking_revoked'],
+      ['released', 'booking_released'],
+    ] as const) {
+      const s = await seedTenant(api);
+      const r = await trainConfirmation(api, s);
+      await api.admin.setBookingStatus({ bookingId: s.bookingId, status });
+      await refused(s, trainBody(s, r), s.requester, `k-g3-${status}`, code);
+    }
+    const pending = await seedTenant(api, { status: 'pending' });
+    await refused(pending, trainBody(pending, 'cfm_whatever'), pending.requester, 'k-g3p', 'booking_incomplete');
+  });
+
+  it('gate 3: a term that ended is booking_expired even while the desk still says completed', async () => {
+    const seed = await seedTenant(api);
+    const ref = await trainConfirmation(api, seed);
+    api.clock.offsetMs = 31 * 86400_000;
+    try {
+      await refused(seed, trainBody(seed, ref), seed.requester, 'k-g3-term', 'booking_expired');
+    } finally {
+      api.clock.offsetMs = 0;
+    }
+  });
+
+  it('gate 4: manifest schema, secrets and digest', async () => {
+    const seed = await seedTenant(api);
+    const ref = await trainConfirmation(api, seed);
+    const unknownKey = mutate((m) => (m.surprise = true));
+    await refused(seed, { ...trainBody(seed, ref), manifest: unknownKey, manifest_digest: manifestDigest(unknownKey) }, seed.requester, 'k-g4a', 'manifest_invalid');
+    const secret = mutate((m) => (m.data[0].ref = 's3://AKIAIOSFODNN7EXAMPLE:wJalrXUtnFEMI%2FK7MDENG@acme-training-data/x/'));
+    const r = await refused(seed, { ...trainBody(seed, ref), manifest: secret, manifest_digest: manifestDigest(secret) }, seed.requester, 'k-g4b', 'manifest_contains_secret');
+    expect(JSON.stringify(r.body)).not.toContain('wJalrXUtnFEMI');
+    expect(r.body.error.message).toContain('$.data[0].ref');
+    await refused(seed, { ...trainBody(seed, ref), manifest_digest: manifestDigest('something else') }, seed.requester, 'k-g4c', 'manifest_digest_mismatch');
+  });
+
+  it('gate 5: confirmation — unknown, pending, denied, expired, consumed, mismatch', async () => {
+    const seed = await seedTenant(api);
+    await refused(seed, trainBody(seed, 'cfm_unknown'), seed.requester, 'k-g5a', 'confirmation_not_found');
+    const pending = await trainConfirmation(api, seed, EXAMPLE_MANIFEST, { approve: false });
+    await refused(seed, trainBody(seed, pending), seed.requester, 'k-g5b', 'confirmation_pending');
+    const denied = await trainConfirmation(api, seed, EXAMPLE_MANIFEST, { approve: false });
+    await api.call('POST', `/v1/confirmations/${denied}/deny`, { key: seed.approver });
+    await refused(seed, trainBody(seed, denied), seed.requester, 'k-g5c', 'confirmation_denied');
+    const late = await trainConfirmation(api, seed);
+    api.clock.offsetMs = 11 * 60_000;
+    try {
+      await refused(seed, trainBody(seed, late), seed.requester, 'k-g5d', 'confirmation_expired');
+    } finally {
+      api.clock.offsetMs = 0;
+    }
+    const used = await trainConfirmation(api, seed);
+    expect((await api.call('POST', '/v1/runs', { key: seed.requester, body: trainBody(seed, used), headers: { 'idempotency-key': 'k-g5-first' } })).status).toBe(201);
+    await refused(seed, trainBody(seed, used), seed.requester, 'k-g5e', 'confirmation_consumed');
+    // The same reference presented for a different manifest: bound to the digest it was approved for.
+    const bound = await trainConfirmation(api, seed);
+    const other = mutate((m) => (m.name = 'another-run'));
+    await refused(seed, { ...trainBody(seed, bound, other) }, seed.requester, 'k-g5f', 'confirmation_mismatch');
+    // A confirmation from another tenant does not exist here.
+    const stranger = await seedTenant(api);
+    const theirs = await trainConfirmation(api, stranger);
+    await refused(seed, trainBody(seed, theirs), seed.requester, 'k-g5g', 'confirmation_not_found');
+  });
+
+  it('gate 5: five failed uses lock the reference, even once it is approved', async () => {
+    const seed = await seedTenant(api);
+    const ref = await trainConfirmation(api, seed, EXAMPLE_MANIFEST, { approve: false });
+    for (let i = 0; i < 5; i++) await refused(seed, trainBody(seed, ref), seed.requester, `k-lock-${i}`, 'confirmation_pending');
+    await api.call('POST', `/v1/confirmations/${ref}/approve`, { key: seed.approver });
+    await refused(seed, trainBody(seed, ref), seed.requester, 'k-lock-5', 'confirmation_locked');
+  });
+
+  it('gate 5: a booking changed since the confirmation makes it stale', async () => {
+    const seed = await seedTenant(api);
+    const ref = await trainConfirmation(api, seed);
+    // The desk re-terms the booking: same id, different bound term.
+    await api.pool.query(`update bookings set term_end = term_end + interval '1 day' where booking_id = $1`, [seed.bookingId]);
+    await refused(seed, trainBody(seed, ref), seed.requester, 'k-stale', 'eligibility_stale');
+  });
+
+  it('gate 6: data policy, checkpoint storage, budget and incremental cost (confirmation intact)', async () => {
+    // Confirmations are requested under a permissive policy; the operator then narrows it, so gate 6 is what refuses.
+    const seed = await seedTenant(api);
+    const cases: Array<[string, Record<string, unknown>]> = [
+      ['data_policy_violation', { allowed_licenses: ['mit'] }],
+      ['checkpoint_storage_invalid', { checkpoint_storage: { schemes: ['gs'], prefixes: [] } }],
+    ];
+    for (const [code, policy] of cases) {
+      const ref = await trainConfirmation(api, seed);
+      await api.admin.setTenantPolicy({ tenantId: seed.tenant.tenant_id, policy });
+      await refused(seed, trainBody(seed, ref), seed.requester, `k-g6-${code}`, code);
+      await api.admin.setTenantPolicy({ tenantId: seed.tenant.tenant_id, policy: { allowed_licenses: ['proprietary-owned', 'cc-by-4.0'], checkpoint_storage: { schemes: ['s3'], prefixes: [] } } });
+      const c = await api.call('GET', `/v1/confirmations/${ref}`, { key: seed.requester });
+      expect(c.body.data.status).toBe('approved');
+    }
+  });
+
+  it('budget and incremental ceilings refuse at request time, before an approver is asked', async () => {
+    const seed = await seedTenant(api);
+    for (const [code, m] of [
+      ['budget_exceeded', mutate((x) => (x.budget.ceiling_usd = 10))],
+      ['incremental_cost_exceeded', mutate((x) => (x.budget.max_incremental_cost_usd = 0))],
+    ] as const) {
+      const before = await footprint(api);
+      const r = await api.call('POST', '/v1/confirmations', {
+        key: seed.requester,
+        body: { action: 'train.create', booking_id: seed.bookingId, manifest: m, manifest_digest: manifestDigest(m) },
+      });
+      expect(r.body.error.code).toBe(code);
+      expect(await footprint(api)).toEqual(before);
+      expect((await api.pool.query('select count(*)::int as n from confirmations where manifest_digest = $1', [manifestDigest(m)])).rows[0].n).toBe(0);
+    }
+  });
+
+  it('gate 6: a plan that cannot finish inside the term is capacity_insufficient', async () => {
+    const seed = await seedTenant(api);
+    const ref = await trainConfirmation(api, seed);
+    await api.pool.query(`update bookings set term_end = now() + interval '2 hours' where booking_id = $1`, [seed.bookingId]);
+    // The eligibility snapshot changed too, so strip it to test the capacity gate on its own.
+    await api.pool.query(`update confirmations set details = details - 'eligibility' where ref = $1`, [ref]);
+    await refused(seed, trainBody(seed, ref), seed.requester, 'k-cap', 'capacity_insufficient');
+  });
+});
+
+describe('POST /v1/runs — concurrency', () => {
+  it('50 simultaneous requests with one key create exactly one run', async () => {
+    const seed = await seedTenant(api);
+    const ref = await trainConfirmation(api, seed);
+    const results = await Promise.all(
+      Array.from({ length: 50 }, () => api.call('POST', '/v1/runs', { key: seed.requester, body: trainBody(seed, ref), headers: { 'idempotency-key': 'one-key-50' } })),
+    );
+    const created = results.filter((r) => r.status === 201);
+    expect(created).toHaveLength(1);
+    for (const r of results) {
+      if (r.status === 201) continue;
+      // Either a replay of the same run, or told the first is still in flight.
+      if (r.body.ok) expect(r.body.data.run_id).toBe(created[0]!.body.data.run_id);
+      else expect(r.body.error.code).toBe('idempotency_in_progress');
+    }
+    const runs = await api.pool.query('select run_id from runs where tenant_id = $1', [seed.tenant.tenant_id]);
+    expect(runs.rowCount).toBe(1);
+  });
+
+  it('50 simultaneous uses of one confirmation with different keys consume it once', async () => {
+    const seed = await seedTenant(api);
+    const ref = await trainConfirmation(api, seed);
+    const results = await Promise.all(
+      Array.from({ length: 50 }, (_, i) => api.call('POST', '/v1/runs', { key: seed.requester, body: trainBody(seed, ref), headers: { 'idempotency-key': `many-keys-${i}` } })),
+    );
+    expect(results.filter((r) => r.status === 201)).toHaveLength(1);
+    for (const r of results.filter((x) => x.status !== 201)) expect(r.body.error.code).toBe('confirmation_consumed');
+    const runs = await api.pool.query('select run_id from runs where tenant_id = $1', [seed.tenant.tenant_id]);
+    expect(runs.rowCount).toBe(1);
+    const consumed = await api.pool.query(`select count(*)::int as n from events where type = 'ConfirmationConsumed' and stream_id = $1`, [`confirmation-${ref}`]);
+    expect(consumed.rows[0].n).toBe(1);
+  });
+
+  it('a request in flight makes a second with the same key answer idempotency_in_progress', async () => {
+    const seed = await seedTenant(api);
+    const ref = await trainConfirmation(api, seed);
+    const holding = api.ledger.transaction(async (tx) => {
+      const claim = await tx.idempotency.begin(seed.tenant.tenant_id, 'held-key', 'some-fingerprint');
+      expect(claim.kind).toBe('new');
+      const r = await api.call('POST', '/v1/runs', { key: seed.requester, body: trainBody(seed, ref), headers: { 'idempotency-key': 'held-key' } });
+      expect(r.status).toBe(409);
+      expect(r.body.error.code).toBe('idempotency_in_progress');
+      throw new Error('roll back the held claim');
+    });
+    await expect(holding).rejects.toThrow('roll back the held claim');
+    const after = await api.call('POST', '/v1/runs', { key: seed.requester, body: trainBody(seed, ref), headers: { 'idempotency-key': 'held-key' } });
+    expect(after.status).toBe(201);
+  });
+});

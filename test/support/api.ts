@@ -1,0 +1,123 @@
+import { readFileSync } from 'node:fs';
+import type { AddressInfo } from 'node:net';
+import { Writable } from 'node:stream';
+import pg from 'pg';
+import { buildApp, createAdminService, createApiLedger, type AdminService } from '@ito/api';
+import { createLogger } from '@ito/config';
+import { manifestDigest } from '@ito/contracts';
+import { freshDatabase } from './db.js';
+
+export const EXAMPLE_MANIFEST = readFileSync(new URL('../../../shared/examples/manifest.json', import.meta.url), 'utf8');
+
+export interface CallResult {
+  status: number;
+  body: any;
+  headers: Headers;
+}
+
+/**
+ * A real API server on a fresh database, listening on a loopback port, with a controllable clock offset and
+ * the log lines it wrote (to check that no secret reaches a log).
+ */
+export async function startApi(opts: { rateLimit?: { max: number; timeWindowMs: number } } = {}) {
+  const db = await freshDatabase();
+  const pool = new pg.Pool({ connectionString: db.url, max: 30 });
+  const logLines: string[] = [];
+  const sink = new Writable({
+    write(chunk, _enc, cb) {
+      logLines.push(String(chunk));
+      cb();
+    },
+  });
+  const logger = createLogger({ level: 'info', destination: sink });
+  const clock = { offsetMs: 0 };
+  const now = () => new Date(Date.now() + clock.offsetMs);
+  const ledger = createApiLedger(pool);
+  const app = await buildApp({ logger, readiness: [], pool, ledger, now, ...(opts.rateLimit ? { rateLimit: opts.rateLimit } : {}) });
+  await app.listen({ port: 0, host: '127.0.0.1' });
+  const url = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
+  const admin: AdminService = createAdminService({ pool, ledger, now });
+
+  async function call(method: string, path: string, o: { key?: string; body?: unknown; headers?: Record<string, string> } = {}): Promise<CallResult> {
+    const headers: Record<string, string> = { ...(o.headers ?? {}) };
+    if (o.key) headers.authorization = `Bearer ${o.key}`;
+    if (o.body !== undefined) headers['content-type'] = 'application/json';
+    const r = await fetch(`${url}${path}`, { method, headers, ...(o.body !== undefined ? { body: JSON.stringify(o.body) } : {}) });
+    const text = await r.text();
+    let body: unknown;
+    try {
+      body = JSON.parse(text);
+    } catch {
+      body = text;
+    }
+    return { status: r.status, body, headers: r.headers };
+  }
+
+  return {
+    url,
+    pool,
+    ledger,
+    admin,
+    clock,
+    logLines,
+    call,
+    async close() {
+      await app.close();
+      await pool.end();
+      await db.drop();
+    },
+  };
+}
+
+export type Api = Awaited<ReturnType<typeof startApi>>;
+
+/** A tenant with its two keys and a completed 2×8 H200 booking on InfiniBand for the next 30 days. */
+export async function seedTenant(api: Api, overrides: Record<string, unknown> = {}) {
+  const tenant = await api.admin.createTenant({ name: 'acme' });
+  const start = new Date(Date.now() - 3600_000);
+  const booking = await api.admin.createBooking({
+    tenant_id: tenant.tenant_id,
+    gpu: 'h200',
+    nodes: 2,
+    gpus_per_node: 8,
+    region: 'us-east-1',
+    fabric: 'infiniband',
+    term_start: start.toISOString(),
+    term_end: new Date(start.getTime() + 30 * 86400_000).toISOString(),
+    rate_usd_per_gpu_hour: 2.5,
+    ...overrides,
+  });
+  return { tenant, booking, requester: tenant.requester_key, approver: tenant.approver_key, bookingId: booking.booking_id };
+}
+
+export type Seed = Awaited<ReturnType<typeof seedTenant>>;
+
+/** Requests (and, unless told otherwise, approves) a train.create confirmation for the manifest. */
+export async function trainConfirmation(api: Api, seed: Seed, manifest = EXAMPLE_MANIFEST, opts: { approve?: boolean } = {}) {
+  const r = await api.call('POST', '/v1/confirmations', {
+    key: seed.requester,
+    body: { action: 'train.create', booking_id: seed.bookingId, manifest, manifest_digest: manifestDigest(manifest) },
+  });
+  if (r.status !== 201) throw new Error(`confirmation request failed: ${JSON.stringify(r.body)}`);
+  const ref = r.body.data.confirmation_ref as string;
+  if (opts.approve !== false) {
+    const a = await api.call('POST', `/v1/confirmations/${ref}/approve`, { key: seed.approver });
+    if (a.status !== 200) throw new Error(`approve failed: ${JSON.stringify(a.body)}`);
+  }
+  return ref;
+}
+
+export function trainBody(seed: Seed, ref: string, manifest = EXAMPLE_MANIFEST) {
+  return { booking_id: seed.bookingId, manifest, manifest_digest: manifestDigest(manifest), confirmation_ref: ref };
+}
+
+/** What a refused call must not leave behind: runs, run events, consumed confirmations, idempotency records. */
+export async function footprint(api: Api) {
+  const q = async (sql: string) => Number((await api.pool.query<{ n: string }>(sql)).rows[0]!.n);
+  return {
+    runs: await q('select count(*) as n from runs'),
+    events: await q('select count(*) as n from events'),
+    consumed: await q(`select count(*) as n from confirmations where status = 'consumed'`),
+    idempotency: await q('select count(*) as n from idempotency_keys'),
+  };
+}
