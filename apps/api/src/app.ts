@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import rateLimit from '@fastify/rate-limit';
 import { ItoError, fail } from '@ito/contracts';
 import type { ApiDeps } from './deps.js';
@@ -26,7 +26,8 @@ export async function buildApp(deps: ApiDeps): Promise<FastifyInstance> {
       const given = req.headers['x-request-id'];
       return typeof given === 'string' && /^[A-Za-z0-9._:-]{1,128}$/.test(given) ? given : `req_${crypto.randomUUID()}`;
     },
-    requestIdLogLabel: 'request_id',
+    // Every log line of a request carries its id under this label.
+    logController: new LogController({ requestIdLogLabel: 'request_id' }),
   });
 
   app.addHook('onSend', async (req, reply) => {
