@@ -1,6 +1,6 @@
 import type pg from 'pg';
 import type { BookingStatus, ConfirmationAction, RunState } from '@ito/contracts';
-import { DEFAULT_TENANT_POLICY, type Booking, type ConfirmationRecord, type ConfirmationStatus, type RunAggregate, type TenantPolicy } from '@ito/domain';
+import { DEFAULT_TENANT_POLICY, MAX_FAILED_USES, type Booking, type ConfirmationRecord, type ConfirmationStatus, type RunAggregate, type TenantPolicy } from '@ito/domain';
 
 /**
  * Query functions take the client first and name the tenant in every WHERE: tenant isolation lives here.
@@ -112,8 +112,8 @@ export async function recordFailedConfirmationUse(db: Db, tenantId: string, ref:
 export async function consumeConfirmation(db: Db, tenantId: string, ref: string, consumedFor: string, now: Date): Promise<boolean> {
   const { rowCount } = await db.query(
     `update confirmations set status = 'consumed', consumed_at = $3, consumed_for = $4
-      where tenant_id = $1 and ref = $2 and status = 'approved' and expires_at > $3 and failed_uses < 5`,
-    [tenantId, ref, now, consumedFor],
+      where tenant_id = $1 and ref = $2 and status = 'approved' and expires_at > $3 and failed_uses < $5`,
+    [tenantId, ref, now, consumedFor, MAX_FAILED_USES],
   );
   return rowCount === 1;
 }
