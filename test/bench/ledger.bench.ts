@@ -1,5 +1,5 @@
 /**
- * `npm run bench:ledger -- --json [--seconds N] [--writers W]`
+ * `npm run bench:ledger -- --json [--seconds N] [--writers W] [--no-sealer-while-writing]`
  *
  * Two phases in one run, against ITO_DATABASE_URL's server (default the local one), in a scratch database
  * that is migrated first and dropped afterwards:
@@ -31,6 +31,8 @@ const flag = (name: string, dflt: number): number => {
 };
 const SECONDS = flag('--seconds', 10);
 const WRITERS = flag('--writers', 16);
+/** Diagnosis only: leave the sealer idle while writing (everything is still sealed and verified at the end). */
+const NO_SEALER = args.includes('--no-sealer-while-writing');
 const adminUrl = process.env.ITO_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const say = (line: string): void => {
   if (!json) process.stdout.write(`${line}\n`);
@@ -73,66 +75,85 @@ function reservedData(w: number, i: number): Record<string, unknown> {
   };
 }
 
-async function runFor(seconds: number, writers: number, once: (w: number, i: number) => Promise<void>): Promise<{ count: number; latencies: number[]; elapsed: number }> {
-  const cpu0 = process.cpuUsage();
-  const deadline = performance.now() + seconds * 1000;
-  const latencies: number[] = [];
+interface Tally {
+  count: number;
+  seconds: number;
+  latencies: number[];
+}
+
+/** W concurrent loops calling `once` until the deadline; adds to the tally. */
+async function runSlice(seconds: number, tally: Tally, once: (w: number, i: number) => Promise<void>, seqStart: number): Promise<void> {
   const start = performance.now();
+  const deadline = start + seconds * 1000;
+  let next = seqStart;
   await Promise.all(
-    Array.from({ length: writers }, async (_, w) => {
-      for (let i = 0; performance.now() < deadline; i++) {
+    Array.from({ length: WRITERS }, async (_, w) => {
+      while (performance.now() < deadline) {
         const t0 = performance.now();
-        await once(w, i);
-        latencies.push(performance.now() - t0);
+        await once(w, next++);
+        tally.latencies.push(performance.now() - t0);
+        tally.count += 1;
       }
     }),
   );
-  const cpu = process.cpuUsage(cpu0);
-  if (process.env.BENCH_CPU) process.stderr.write(`node cpu ${((cpu.user + cpu.system) / 1e6).toFixed(2)}s over ${((performance.now() - start) / 1000).toFixed(2)}s\n`);
-  return { count: latencies.length, latencies, elapsed: (performance.now() - start) / 1000 };
+  tally.seconds += (performance.now() - start) / 1000;
 }
 
-async function baseline(pool: pg.Pool): Promise<number> {
+/**
+ * Baseline and ledger run in alternating one-second slices rather than one after the other, so background
+ * load on a shared machine (or the tables growing) weighs on both alike.
+ */
+async function measure(pool: pg.Pool, sealerPool: pg.Pool) {
   await pool.query('create table bench_plain (like events including all)');
   const at = new Date().toISOString();
-  const { count, elapsed } = await runFor(SECONDS, WRITERS, async (w, i) => {
+  const plainInsert = async (w: number, i: number): Promise<void> => {
     await pool.query({
       name: 'bench_plain_insert',
       text: `insert into bench_plain (stream_id, stream_version, tenant_id, type, schema_version, data, metadata, recorded_at, content_hash)
              values ($1, 1, $2, 'RunReserved', 1, $3::jsonb, $4::jsonb, $5, $6)`,
       values: [`p-${w}-${i}`, 'tenant-bench', JSON.stringify(reservedData(w, i)), '{"actor":"key_bench"}', at, 'x'.repeat(64)],
     });
-  });
-  return count / elapsed;
-}
-
-async function ledgerPhase(pool: pg.Pool, sealerPool: pg.Pool) {
+  };
   const ledger = createLedger({ pool });
-  const sealer = createLedger({ pool: sealerPool });
-  let writing = true;
-  let sealedDuring = 0;
-  const sealing = (async () => {
-    while (writing && !process.env.BENCH_NO_SEALER) {
-      sealedDuring += await sealer.sealPending({ batchSize: 5000 });
-      await new Promise((r) => setTimeout(r, Number(process.env.BENCH_SEAL_MS ?? 50)));
-    }
-  })();
-  const run = await runFor(SECONDS, WRITERS, async (w, i) => {
+  const append = async (w: number, i: number): Promise<void> => {
     await ledger.append(`run_${w}_${i}`, [{ type: 'RunReserved', data: reservedData(w, i), metadata: { actor: 'key_bench', requestId: `req_${w}_${i}` } }], {
       tenantId: 'tenant-bench',
       expectedVersion: 'no_stream',
     });
-  });
-  writing = false;
-  await sealing;
+  };
+  const sealer = createLedger({ pool: sealerPool });
+  let sealedDuring = 0;
+
+  const plain: Tally = { count: 0, seconds: 0, latencies: [] };
+  const appends: Tally = { count: 0, seconds: 0, latencies: [] };
+  const slices = Math.max(1, Math.round(SECONDS));
+  const sliceSeconds = SECONDS / slices;
+  for (let k = 0; k < slices; k++) {
+    say(`  slice ${k + 1}/${slices}`);
+    await runSlice(sliceSeconds, plain, plainInsert, k * 1_000_000);
+    let writing = true;
+    const sealing = (async () => {
+      while (writing && !NO_SEALER) {
+        sealedDuring += await sealer.sealPending({ batchSize: 5000 });
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    })();
+    await runSlice(sliceSeconds, appends, append, k * 1_000_000);
+    writing = false;
+    await sealing;
+  }
+
+  // Seal the tail. Readers wait for the cluster's xmin, so allow a moment for other sessions' transactions.
   let sealedAfter = 0;
-  for (let n = -1; n !== 0; ) {
-    n = await sealer.sealPending({ batchSize: 5000 });
+  const deadline = Date.now() + 30_000;
+  while ((await sealer.chainHead()).count < appends.count && Date.now() < deadline) {
+    const n = await sealer.sealPending({ batchSize: 5000 });
     sealedAfter += n;
+    if (n === 0) await new Promise((r) => setTimeout(r, 20));
   }
   const head = await sealer.chainHead();
   const verify = await sealer.verify();
-  return { run, sealedDuring, sealedAfter, head, verify };
+  return { plain, appends, sealedDuring, sealedAfter, head, verify };
 }
 
 async function main(): Promise<void> {
@@ -141,16 +162,14 @@ async function main(): Promise<void> {
   const sealerPool = new pg.Pool({ connectionString: db.url, max: 2 });
   try {
     await migrateDatabase(db.url);
-    say(`baseline: ${WRITERS} clients, plain single-row INSERT, ${SECONDS}s …`);
-    const baselinePerS = await baseline(pool);
-    say(`  ${baselinePerS.toFixed(0)} inserts/s`);
-    say(`ledger: ${WRITERS} writers, append(new stream, no_stream), sealer running, ${SECONDS}s …`);
-    const { run, sealedDuring, sealedAfter, head, verify } = await ledgerPhase(pool, sealerPool);
-    const appendsPerS = run.count / run.elapsed;
-    const sorted = [...run.latencies].sort((a, b) => a - b);
+    say(`${WRITERS} writers, ${SECONDS}s each, alternating: plain single-row INSERT | append(new stream, no_stream) with the sealer running`);
+    const { plain, appends, sealedDuring, sealedAfter, head, verify } = await measure(pool, sealerPool);
+    const baselinePerS = plain.count / plain.seconds;
+    const appendsPerS = appends.count / appends.seconds;
+    const sorted = [...appends.latencies].sort((a, b) => a - b);
     const data = {
       appends_per_s: Math.round(appendsPerS),
-      events_appended: run.count,
+      events_appended: appends.count,
       writers: WRITERS,
       seconds: SECONDS,
       baseline_inserts_per_s: Math.round(baselinePerS),
@@ -160,11 +179,12 @@ async function main(): Promise<void> {
       sealed: head.count,
       sealed_while_writing: sealedDuring,
       sealed_after_writing: sealedAfter,
-      verify_ok: verify.ok && head.count === run.count,
+      verify_ok: verify.ok && head.count === appends.count,
     };
     if (json) process.stdout.write(`${JSON.stringify(ok(data, { liveApiContacted: false }))}\n`);
     else {
-      say(`  ${data.appends_per_s} appends/s (${data.events_appended} events), p50 ${data.p50_ms} ms, p99 ${data.p99_ms} ms`);
+      say(`  baseline ${data.baseline_inserts_per_s} inserts/s`);
+      say(`  ledger   ${data.appends_per_s} appends/s (${data.events_appended} events), p50 ${data.p50_ms} ms, p99 ${data.p99_ms} ms`);
       say(`  ratio to plain INSERT: ${data.ratio}`);
       say(`  sealed ${data.sealed} (${sealedDuring} while writing, ${sealedAfter} after), verify ${verify.ok ? 'ok' : JSON.stringify(verify)}`);
     }
