@@ -1,0 +1,78 @@
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { freshDatabase } from '../../../test/support/db.js';
+import { ITO_ADMIN, runCli } from './support/cli.js';
+
+let db: Awaited<ReturnType<typeof freshDatabase>>;
+let pool: pg.Pool;
+let env: Record<string, string>;
+const admin = (args: string[]) => runCli(args, { entry: ITO_ADMIN, env });
+
+beforeAll(async () => {
+  db = await freshDatabase();
+  pool = new pg.Pool({ connectionString: db.url, max: 2 });
+  env = { ITO_DATABASE_URL: db.url, ITO_HOME: '/nonexistent-ito-home', ITO_LOG_LEVEL: 'silent' };
+});
+afterAll(async () => {
+  await pool.end();
+  await db.drop();
+});
+
+describe('ito-admin on the ledger database', () => {
+  it('bootstraps a tenant, a key, a booking and a node through the API service, secrets shown once', async () => {
+    const tenant = await admin(['tenant', 'create', '--name', 'acme', '--json']);
+    expect(tenant.code).toBe(0);
+    const t = tenant.json();
+    expect(t).toMatchObject({ ok: true, live_api_contacted: false });
+    expect(t.data.tenant_id).toMatch(/\S/);
+    expect(t.data.requester_key).toMatch(/\S/);
+    expect(t.data.approver_key).toMatch(/\S/);
+    const stored = await pool.query('select secret_hash from api_keys where tenant_id = $1', [t.data.tenant_id]);
+    expect(stored.rows.map((r) => r.secret_hash)).not.toContain(t.data.requester_key);
+
+    const key = (await admin(['key', 'create', '--tenant', t.data.tenant_id, '--scopes', 'audit:read,desk:read', '--json'])).json();
+    expect(key).toMatchObject({ ok: true, data: { key_id: expect.any(String), key: expect.any(String) } });
+
+    const start = new Date(Date.now() - 3600_000).toISOString();
+    const end = new Date(Date.now() + 30 * 86400_000).toISOString();
+    const booking = await admin([
+      'booking', 'create', '--tenant', t.data.tenant_id, '--gpu', 'h200', '--nodes', '2', '--gpus-per-node', '8', '--region', 'us-east-1',
+      '--fabric', 'infiniband', '--term-start', start, '--term-end', end, '--rate-usd-per-gpu-hour', '2.5', '--json',
+    ]);
+    expect(booking.code).toBe(0);
+    const b = booking.json();
+    expect(b.data).toMatchObject({ booking_id: expect.any(String), status: 'completed' });
+
+    const node = (await admin(['node', 'register', '--booking', b.data.booking_id, '--name', 'gpu-01', '--json'])).json();
+    expect(node).toMatchObject({ ok: true, data: { node_id: expect.any(String), node_credential: expect.any(String) } });
+
+    const expired = (await admin(['booking', 'expire', b.data.booking_id, '--json'])).json();
+    expect(expired).toMatchObject({ ok: true, data: { booking_id: b.data.booking_id, status: 'expired' } });
+
+    const revoked = await admin(['--json', 'key', 'revoke', key.data.key_id]);
+    expect(revoked.code).toBe(0);
+    const row = await pool.query('select revoked_at from api_keys where key_id = $1', [key.data.key_id]);
+    expect(row.rows[0].revoked_at).not.toBeNull();
+
+    const events = await pool.query<{ type: string }>('select type from events order by position');
+    expect(events.rows.map((e) => e.type)).toEqual(expect.arrayContaining(['TenantCreated', 'ApiKeyCreated', 'BookingRecorded', 'NodeRegistered', 'BookingStatusChanged', 'ApiKeyRevoked']));
+  });
+
+  it('answers not_found (exit 1) for an unknown booking', async () => {
+    const res = await admin(['booking', 'revoke', 'bkg_missing', '--json']);
+    expect(res.code).toBe(1);
+    expect(res.json().error.code).toBe('not_found');
+  });
+
+  it('is a usage error (exit 2) without a required flag, and touches no database', async () => {
+    const res = await runCli(['tenant', 'create', '--json'], { entry: ITO_ADMIN, env: { ITO_DATABASE_URL: 'postgres://nobody@127.0.0.1:9/none' } });
+    expect(res.code).toBe(2);
+  });
+
+  it('reports connect_failed (exit 4) when the database cannot be reached, without printing the URL password', async () => {
+    const res = await runCli(['tenant', 'create', '--name', 'x', '--json'], { entry: ITO_ADMIN, env: { ITO_DATABASE_URL: 'postgres://u:pw-secret-123@127.0.0.1:9/none' } });
+    expect(res.code).toBe(4);
+    expect(res.json()).toMatchObject({ ok: false, live_api_contacted: false, error: { code: 'connect_failed' } });
+    expect(res.stdout + res.stderr).not.toContain('pw-secret-123');
+  });
+});
