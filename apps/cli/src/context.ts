@@ -27,7 +27,7 @@ export function createContext(config: ItoConfig, opts: { json: boolean; connectT
     config,
     json: opts.json,
     stderrIsTty,
-    colour: Boolean(process.stdout.isTTY) && !process.env.NO_COLOR,
+    colour: stderrIsTty && !process.env.NO_COLOR,
     connectTimeoutMs: opts.connectTimeoutMs,
     timeoutMs: opts.timeoutMs,
     apiWithKey: make,

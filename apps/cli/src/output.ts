@@ -1,4 +1,5 @@
 import { exitCodeFor, fail, type Envelope } from '@ito/contracts';
+import { paint } from './human/format.js';
 
 /** What a command hands back: the envelope, an optional exit override, and how to show the data to a person. */
 export interface Outcome {
@@ -32,13 +33,15 @@ export async function emit(outcome: Outcome, json: boolean): Promise<never> {
   if (json) {
     await write(process.stdout, `${JSON.stringify(env)}\n`);
   } else if (env.ok) {
-    if (env.notice) await write(process.stderr, `note: ${env.notice}\n`);
+    if (env.notice) await write(process.stderr, `${paint(Boolean(process.stderr.isTTY) && !process.env.NO_COLOR, 'yellow', 'note')}: ${env.notice}\n`);
     const text = outcome.human ? outcome.human(env.data) : `${JSON.stringify(env.data, null, 2)}\n`;
     await write(process.stdout, text.endsWith('\n') || text === '' ? text : `${text}\n`);
   } else {
     const hint = typeof env.error.details?.hint === 'string' ? `\n${env.error.details.hint}` : '';
     const notice = env.notice ? `\nnote: ${env.notice}` : '';
-    await write(process.stderr, `error [${env.error.code}]: ${env.error.message}${hint}${notice}\n`);
+    // Colour only when a person is looking at a terminal, and never when NO_COLOR is set.
+    const colour = Boolean(process.stderr.isTTY) && !process.env.NO_COLOR;
+    await write(process.stderr, `${paint(colour, 'red', `error [${env.error.code}]`)}: ${env.error.message}${hint}${notice}\n`);
   }
   process.exit(code);
 }

@@ -9,6 +9,15 @@ beforeAll(async () => {
   server = await startCountingServer((req) => {
     if (req.url === '/v1/bookings') return { status: 200, body: envelope({ bookings: [{ booking_id: 'bkg_1', status: 'completed', gpu: 'h200' }] }) };
     if (req.url.startsWith('/v1/bookings/bkg_gone')) return { status: 409, body: refusal('booking_expired', 'booking bkg_gone ended') };
+    if (req.url === '/v1/runs/run_watch') {
+      const n = server.seen.filter((r) => r.url === '/v1/runs/run_watch').length;
+      const states = [
+        { state: 'training', stage: 'pretrain', progress: { step: 100, total_steps: 300, tokens: 1000, loss: 2.5, eta_seconds: 120 } },
+        { state: 'training', stage: 'pretrain', progress: { step: 200, total_steps: 300, tokens: 2000, loss: 2.1, eta_seconds: 60 } },
+        { state: 'succeeded', stage: 'post_training', progress: { step: 300, total_steps: 300, tokens: 3000, loss: 1.9, eta_seconds: 0 } },
+      ];
+      return { status: 200, body: envelope({ run_id: 'run_watch', ...states[Math.min(n - 1, 2)] }) };
+    }
     if (req.url === '/v1/runs/run_revoked') return { status: 401, body: refusal('credential_revoked', 'this key was revoked') };
     // Routes the server does not offer yet answer like Fastify's default 404, not with an envelope.
     return { status: 404, body: { message: `Route ${req.method}:${req.url} not found`, error: 'Not Found', statusCode: 404 } };
@@ -72,6 +81,14 @@ describe('--json envelopes', () => {
     const res = await runCli(['status', 'run_revoked', '--watch', '--interval', '50', '--json'], { env });
     expect(res.code).toBe(5);
     expect(server.seen.filter((r) => r.url === '/v1/runs/run_revoked').length - before).toBe(1);
+  });
+
+  it('watches a run to its end with progress on stderr and one envelope on stdout', async () => {
+    const res = await runCli(['status', 'run_watch', '--watch', '--interval', '50', '--json'], { env });
+    expect(res.code).toBe(0);
+    expect(res.json()).toMatchObject({ ok: true, data: { run_id: 'run_watch', state: 'succeeded' } });
+    expect(res.stderr).toContain('state training · stage pretrain · step 100/300 · tokens 1000 · loss 2.5000 · ETA 2m00s');
+    expect(res.stderr).toContain('state succeeded');
   });
 
   it('turns a route the server lacks into not_found instead of a crash', async () => {

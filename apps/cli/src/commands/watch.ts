@@ -1,7 +1,7 @@
 import { poll, STOP_POLLING_CODES, type ItoApi, type RunSummary } from '@ito/client';
 import { isTerminal, ok, type Envelope, type RunState } from '@ito/contracts';
 import type { Context } from '../context.js';
-import { progressLine } from '../human/format.js';
+import { paint, progressLine } from '../human/format.js';
 
 /** A watch ends when the run can make no more progress without a person: terminal, cleaned, or waiting. */
 export function watchEnds(run: RunSummary): boolean {
@@ -19,7 +19,7 @@ export function progressPrinter(ctx: Context): { update: (run: RunSummary) => vo
       const line = progressLine(run);
       if (line === last) return;
       last = line;
-      process.stderr.write(ctx.stderrIsTty ? `\r\u001b[2K${line}` : `${line}\n`);
+      process.stderr.write(ctx.stderrIsTty ? `\r\u001b[2K${paint(ctx.colour, 'dim', line)}` : `${line}\n`);
     },
     end() {
       if (ctx.stderrIsTty && last) process.stderr.write('\n');
