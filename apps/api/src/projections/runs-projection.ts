@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import { RUN_EVENT_TYPES, evolveRun, initialRunState, type RunAggregate, type RunEvent } from '@ito/domain';
+import { RUN_EVENT_TYPES, evolveRun, initialRunState, type RunAggregate, type RunEvent, type RunEventMap } from '@ito/domain';
 import type { InlineProjection, StoredEvent } from '@ito/ledger';
 
 /**
@@ -10,41 +10,59 @@ export const runsProjection: InlineProjection & { reset(client: pg.PoolClient): 
   name: 'runs',
   handles: [...RUN_EVENT_TYPES],
   async apply(client, events) {
-    for (const event of events) await applyOne(client, event);
+    const byRun = new Map<string, StoredEvent[]>();
+    for (const e of events) {
+      const runId = (e.data as { run_id?: string }).run_id;
+      if (runId) byRun.set(runId, [...(byRun.get(runId) ?? []), e]);
+    }
+    for (const [runId, runEvents] of byRun) await applyRunEvents(client, runId, runEvents);
   },
   async reset(client) {
     await client.query('delete from runs');
   },
 };
 
-async function applyOne(client: pg.PoolClient, event: StoredEvent): Promise<void> {
-  const runEvent = { type: event.type, data: event.data } as RunEvent;
-  if (runEvent.type === 'RunReserved') {
-    const d = runEvent.data;
-    const aggregate = evolveRun(initialRunState(), runEvent);
+/**
+ * Folds each run's events of this batch in memory and writes the row once: a ReserveRun's two events cost one
+ * INSERT, not an INSERT and an UPDATE.
+ */
+async function applyRunEvents(client: pg.PoolClient, runId: string, events: StoredEvent[]): Promise<void> {
+  const first = events[0]!;
+  let aggregate: RunAggregate;
+  let isNew = false;
+  let reserved: RunEventMap['RunReserved'] | null = null;
+  if (first.type === 'RunReserved') {
+    aggregate = initialRunState();
+    isNew = true;
+    reserved = first.data as unknown as RunEventMap['RunReserved'];
+  } else {
+    const { rows } = await client.query<{ aggregate: RunAggregate }>('select aggregate from runs where run_id = $1 for update', [runId]);
+    if (!rows[0]) return;
+    aggregate = rows[0].aggregate;
+  }
+  // Replaying events the row already holds (a rebuild racing an append) changes nothing.
+  const fresh = events.filter((e) => e.streamVersion > aggregate.version);
+  if (fresh.length === 0) return;
+  for (const e of fresh) aggregate = evolveRun(aggregate, { type: e.type, data: e.data } as RunEvent);
+  const last = fresh.at(-1)!;
+  if (isNew && reserved) {
     await client.query(
       `insert into runs (run_id, tenant_id, booking_id, state, stage, manifest_digest, idempotency_key, confirmation_ref,
          estimated_cost_usd, incremental_cost_usd, plan, aggregate, version, created_at, updated_at)
-       values ($1,$2,$3,$4,null,$5,$6,$7,$8,$9,$10,$11,$12,$13,$13)
+       values ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15)
        on conflict (run_id) do nothing`,
-      [d.run_id, event.tenantId, d.booking_id, aggregate.status, d.manifest_digest, d.idempotency_key, d.confirmation_ref,
-        d.estimated_cost_usd, d.incremental_cost_usd, JSON.stringify(d.plan), JSON.stringify(aggregate), event.streamVersion, event.recordedAt],
+      [runId, first.tenantId, reserved.booking_id, aggregate.status, aggregate.stage, reserved.manifest_digest, reserved.idempotency_key,
+        reserved.confirmation_ref, reserved.estimated_cost_usd, reserved.incremental_cost_usd, JSON.stringify(reserved.plan),
+        JSON.stringify(aggregate), last.streamVersion, first.recordedAt, last.recordedAt],
     );
     return;
   }
-  const runId = (event.data as { run_id?: string }).run_id;
-  if (!runId) return;
-  const { rows } = await client.query<{ aggregate: RunAggregate; version: number }>('select aggregate, version from runs where run_id = $1 for update', [runId]);
-  const row = rows[0];
-  // Replaying an event the row already holds (a rebuild racing an append) changes nothing.
-  if (!row || row.version >= event.streamVersion) return;
-  const aggregate = evolveRun(row.aggregate, runEvent);
   await client.query('update runs set state = $2, stage = $3, aggregate = $4, version = $5, updated_at = $6 where run_id = $1', [
     runId,
     aggregate.status,
     aggregate.stage,
     JSON.stringify(aggregate),
-    event.streamVersion,
-    event.recordedAt,
+    last.streamVersion,
+    last.recordedAt,
   ]);
 }
