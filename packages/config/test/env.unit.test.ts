@@ -1,0 +1,34 @@
+import { describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig } from '@ito/config';
+
+describe('environment configuration', () => {
+  it('applies the defaults of the contract', () => {
+    const c = loadConfig({ HOME: '/home/u' });
+    expect(c.ITO_PORT).toBe(8420);
+    expect(c.ITO_HOST).toBe('127.0.0.1');
+    expect(c.ITO_API_URL).toBe('http://127.0.0.1:8420');
+    expect(c.ITO_HEARTBEAT_INTERVAL_S).toBe(5);
+    expect(c.ITO_HEARTBEAT_MISSES).toBe(3);
+    expect(c.ITO_TOKEN_FILE).toBe(`${c.ITO_HOME}/credentials.json`);
+  });
+
+  it('fails on the first bad variable, naming it and never echoing its value', () => {
+    const attempt = (env: Record<string, string>) => {
+      try {
+        loadConfig(env);
+      } catch (err) {
+        return err as ConfigError;
+      }
+      throw new Error('expected a ConfigError');
+    };
+    expect(attempt({ ITO_PORT: 'abc' }).variable).toBe('ITO_PORT');
+    const bad = attempt({ ITO_DATABASE_URL: 'mysql://user:hunter2@db/x' });
+    expect(bad.variable).toBe('ITO_DATABASE_URL');
+    expect(bad.message).not.toContain('hunter2');
+    expect(attempt({ ITO_LOG_LEVEL: 'loud' }).message).toMatch(/^invalid environment: ITO_LOG_LEVEL:/);
+  });
+
+  it('treats empty strings as unset', () => {
+    expect(loadConfig({ ITO_PORT: '' }).ITO_PORT).toBe(8420);
+  });
+});

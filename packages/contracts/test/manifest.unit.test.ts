@@ -1,0 +1,87 @@
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { ERROR_CODES, EXIT, exitCodeFor, fail, manifestDigest, manifestJsonSchema, ok, parseManifest } from '@ito/contracts';
+
+const example = readFileSync(new URL('../../../../shared/examples/manifest.json', import.meta.url), 'utf8');
+const edit = (fn: (m: any) => void) => {
+  const m = JSON.parse(example);
+  fn(m);
+  return JSON.stringify(m);
+};
+const issuesOf = (text: string) => {
+  const r = parseManifest(text);
+  if (r.ok) throw new Error('expected the manifest to be rejected');
+  return r.issues;
+};
+
+describe('the manifest schema', () => {
+  it('accepts the shared example exactly as it stands', () => {
+    const r = parseManifest(example);
+    expect(r.ok).toBe(true);
+  });
+
+  it('rejects unknown keys at any depth, naming the path', () => {
+    expect(issuesOf(edit((m) => (m.extra = 1)))[0]!.message).toMatch(/extra/);
+    expect(issuesOf(edit((m) => (m.data[1].decontamination.note = 'x')))[0]!.path).toBe('$.data[1].decontamination');
+    expect(issuesOf(edit((m) => (m.post_training.recipe[2].lr = 1)))[0]!.path).toBe('$.post_training.recipe[2]');
+  });
+
+  it('requires each required section', () => {
+    for (const key of ['schema', 'model', 'data', 'target', 'post_training', 'eval', 'checkpoint', 'budget']) {
+      expect(issuesOf(edit((m) => delete m[key])).some((i) => i.path === `$.${key}`)).toBe(true);
+    }
+  });
+
+  it('checks shapes: digests, curriculum order, post-training order, gates for stages that run', () => {
+    expect(issuesOf(edit((m) => (m.data[0].sha256 = 'ABC')))[0]!.path).toBe('$.data[0].sha256');
+    expect(issuesOf(edit((m) => (m.target.curriculum = ['mid_train', 'pretrain'])))[0]!.path).toBe('$.target.curriculum');
+    expect(issuesOf(edit((m) => m.post_training.recipe.reverse()))[0]!.path).toBe('$.post_training.recipe');
+    expect(
+      issuesOf(
+        edit((m) => {
+          m.target.curriculum = ['pretrain'];
+        }),
+      ).some((i) => i.path.startsWith('$.eval.gates')),
+    ).toBe(true);
+    expect(issuesOf('{not json')[0]!.path).toBe('$');
+  });
+
+  it('digests the exact bytes: sha256, lower-case hex, prefixed', () => {
+    expect(manifestDigest(example)).toMatch(/^sha256:[0-9a-f]{64}$/);
+    expect(manifestDigest(example)).not.toBe(manifestDigest(example + ' '));
+    expect(manifestDigest('')).toBe('sha256:e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855');
+  });
+
+  it('exports a JSON Schema that closes every object', () => {
+    const schema = manifestJsonSchema() as { additionalProperties?: boolean; required?: string[]; properties?: Record<string, any> };
+    expect(schema.additionalProperties).toBe(false);
+    expect(schema.required).toEqual(expect.arrayContaining(['schema', 'model', 'data', 'budget']));
+    expect(schema.properties!.checkpoint.additionalProperties).toBe(false);
+  });
+});
+
+describe('the envelope and codes', () => {
+  it('shapes success and failure', () => {
+    expect(ok({ a: 1 })).toEqual({ ok: true, live_api_contacted: true, notice: null, data: { a: 1 } });
+    expect(fail('booking_expired', 'ended', { liveApiContacted: false })).toEqual({
+      ok: false,
+      live_api_contacted: false,
+      notice: null,
+      error: { code: 'booking_expired', message: 'ended', retryable: false },
+    });
+  });
+
+  it('maps codes to the CLI exit codes of the contract', () => {
+    expect(exitCodeFor('manifest_symlink')).toBe(EXIT.manifest_rejected);
+    expect(exitCodeFor('timeout')).toBe(EXIT.transport);
+    expect(exitCodeFor('credential_revoked')).toBe(EXIT.unauthenticated);
+    expect(exitCodeFor('budget_exceeded')).toBe(EXIT.refused);
+  });
+
+  it('lists every stable code of the contract', () => {
+    const contract = readFileSync(new URL('../../../../shared/CONTRACT.md', import.meta.url), 'utf8');
+    const section = contract.slice(contract.indexOf('## Stable error codes'), contract.indexOf('## CLI verbs'));
+    const named = [...section.matchAll(/`([a-z_]+)`/g)].map((m) => m[1]!).filter((c) => c.includes('_') || ['forbidden', 'timeout', 'unauthenticated'].includes(c));
+    for (const code of named) expect(Object.keys(ERROR_CODES)).toContain(code);
+  });
+});
