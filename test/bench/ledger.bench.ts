@@ -16,7 +16,7 @@
  * commit concurrently (their WAL flushes group); one sealer links them afterwards in safe order, thousands per
  * statement, so the chain costs the writers almost nothing and lags them by one sealer pass.
  */
-import { randomBytes } from 'node:crypto';
+import { createScratchDatabase } from '../support/scratch-db.js';
 import pg from 'pg';
 import { ok } from '../../packages/contracts/src/index.js';
 import { createLedger, migrateDatabase } from '../../packages/ledger/src/index.js';
@@ -42,23 +42,8 @@ function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? 0;
 }
 
-async function scratchDb(): Promise<{ url: string; drop: () => Promise<void> }> {
-  const name = `ito_bench_ledger_${randomBytes(4).toString('hex')}`;
-  const admin = new pg.Client({ connectionString: adminUrl });
-  await admin.connect();
-  await admin.query(`create database ${name}`);
-  await admin.end();
-  const u = new URL(adminUrl);
-  u.pathname = `/${name}`;
-  return {
-    url: u.toString(),
-    drop: async () => {
-      const c = new pg.Client({ connectionString: adminUrl });
-      await c.connect();
-      await c.query(`drop database if exists ${name} with (force)`);
-      await c.end();
-    },
-  };
+function scratchDb() {
+  return createScratchDatabase(adminUrl, 'ito_bench_ledger');
 }
 
 /** The payload of a RunReserved event, about the size the API writes. */
