@@ -121,3 +121,38 @@ export async function consumeConfirmation(db: Db, tenantId: string, ref: string,
 export async function saveManifest(db: Db, tenantId: string, digest: string, body: string): Promise<void> {
   await db.query('insert into manifests (tenant_id, digest, body) values ($1, $2, $3) on conflict (tenant_id, digest) do nothing', [tenantId, digest, body]);
 }
+
+/**
+ * The three reads the train gates need (booking, tenant policy, confirmation) in one round trip; each is null
+ * when absent or another tenant's. Timestamps come back from row_to_json as text and are revived here.
+ */
+export async function getTrainContext(
+  db: Db,
+  tenantId: string,
+  bookingId: string,
+  ref: string,
+): Promise<{ booking: Booking | null; policy: TenantPolicy; confirmation: StoredConfirmation | null }> {
+  const { rows } = await db.query<{ booking: BookingRow | null; policy: Partial<TenantPolicy> | null; confirmation: ConfirmationRow | null }>(
+    `select
+       (select row_to_json(b) from (select ${BOOKING_COLUMNS} from bookings where tenant_id = $1 and booking_id = $2) b) as booking,
+       (select policy from tenants where tenant_id = $1) as policy,
+       (select row_to_json(c) from (select * from confirmations where tenant_id = $1 and ref = $3) c) as confirmation`,
+    [tenantId, bookingId, ref],
+  );
+  const row = rows[0]!;
+  const b = row.booking;
+  const c = row.confirmation;
+  return {
+    booking: b ? { ...b, term_start: new Date(b.term_start), term_end: new Date(b.term_end) } : null,
+    policy: { ...DEFAULT_TENANT_POLICY, ...(row.policy ?? {}) },
+    confirmation: c
+      ? {
+          ...c,
+          expires_at: new Date(c.expires_at),
+          created_at: new Date(c.created_at),
+          decided_at: c.decided_at ? new Date(c.decided_at) : null,
+          consumed_at: c.consumed_at ? new Date(c.consumed_at) : null,
+        }
+      : null,
+  };
+}

@@ -9,7 +9,7 @@ import {
   eligibilityBinding,
 } from '@ito/domain';
 import type { LedgerTx } from '@ito/ledger';
-import { getBooking, getConfirmation, getRun, getTenantPolicy, type StoredConfirmation } from '../db/queries.js';
+import { getBooking, getConfirmation, getRun, getTenantPolicy, saveManifest, type StoredConfirmation } from '../db/queries.js';
 import { newId } from '../ids.js';
 import type { Resources } from '../resources.js';
 import { checkManifest } from './manifest-gate.js';
@@ -77,6 +77,8 @@ export async function requestConfirmation(res: Resources, tenantId: string, requ
   }
 
   await res.ledger.transaction(async (tx) => {
+    // The approver reviews these exact bytes; the run that consumes the confirmation is bound to their digest.
+    if (req.action === 'train.create') await saveManifest(tx.client, tenantId, binding.manifest_digest!, req.manifest);
     await tx.client.query(
       `insert into confirmations (ref, tenant_id, action, booking_id, run_id, manifest_digest, cost_usd, max_incremental_cost_usd,
          status, requested_by, details, created_at, expires_at)

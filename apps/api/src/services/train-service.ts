@@ -8,16 +8,17 @@ import {
   eligibilityBinding,
   initialRunState,
   runStreamId,
+  type ConfirmationBinding,
 } from '@ito/domain';
 import { canonicalJson } from '@ito/ledger';
-import { getBooking, getTenantPolicy, saveManifest } from '../db/queries.js';
+import { getTrainContext, type StoredConfirmation } from '../db/queries.js';
 import { newId } from '../ids.js';
 import { checkEligibilityId } from './booking-service.js';
 import type { Resources } from '../resources.js';
 import { fingerprintOf, idempotent } from './idempotent.js';
 import { checkManifest } from './manifest-gate.js';
 import { planFor, type PlanOutcome } from './plan-service.js';
-import { checkConfirmation, consumeInTransaction } from './use-confirmation.js';
+import { checkConfirmationRecord, consumeInTransaction } from './use-confirmation.js';
 
 export interface TrainInput {
   booking_id: string;
@@ -47,8 +48,10 @@ export async function train(res: Resources, tenantId: string, actor: string, key
   const fingerprint = fingerprintOf({ action: 'train.create', ...input });
   return idempotent<TrainResult>(res, tenantId, key, fingerprint, async (tx) => {
     const now = res.now();
-    // Gate 3: the booking, read in this transaction so it cannot change under the decision.
-    const booking = checkBookingUsable(await getBooking(tx.client, tenantId, input.booking_id), tenantId, input.booking_id, now);
+    // One read for gates 3, 5 and 6, inside this transaction so nothing changes under the decision.
+    const context = await getTrainContext(tx.client, tenantId, input.booking_id, input.confirmation_ref);
+    // Gate 3: the booking.
+    const booking = checkBookingUsable(context.booking, tenantId, input.booking_id, now);
     if (input.eligibility_id !== undefined) await checkEligibilityId(res, tenantId, booking.booking_id, input.eligibility_id);
     // Gate 4: the manifest.
     const { manifest, digest } = checkManifest(input.manifest, input.manifest_digest);
@@ -61,26 +64,23 @@ export async function train(res: Resources, tenantId: string, actor: string, key
       outcome = err;
     }
     // Gate 5: the confirmation, bound to account, action, booking, digest and cost.
-    const record = await checkConfirmation(
-      tx,
-      input.confirmation_ref,
-      {
-        tenant_id: tenantId,
-        action: 'train.create',
-        booking_id: booking.booking_id,
-        run_id: null,
-        manifest_digest: digest,
-        cost_usd: outcome instanceof ItoError ? Number.NaN : outcome.estimated_cost_usd,
-        max_incremental_cost_usd: manifest.budget.max_incremental_cost_usd,
-      },
-      now,
-    ).catch(async (err) => {
-      // A plan refusal must not hide behind a cost mismatch it caused: report the plan's own code.
-      if (outcome instanceof ItoError && err instanceof ItoError && err.code === 'confirmation_mismatch' && (err.details?.fields as string[]).join() === 'cost_usd') {
-        throw outcome;
-      }
-      throw err;
-    });
+    const wanted: ConfirmationBinding = {
+      tenant_id: tenantId,
+      action: 'train.create',
+      booking_id: booking.booking_id,
+      run_id: null,
+      manifest_digest: digest,
+      cost_usd: outcome instanceof ItoError ? Number.NaN : outcome.estimated_cost_usd,
+      max_incremental_cost_usd: manifest.budget.max_incremental_cost_usd,
+    };
+    let record: StoredConfirmation;
+    try {
+      record = checkConfirmationRecord(context.confirmation, input.confirmation_ref, wanted, now);
+    } catch (err) {
+      // A plan refusal must not hide behind the cost mismatch it caused: report the plan's own code.
+      const onlyCost = err instanceof ItoError && err.code === 'confirmation_mismatch' && (err.details?.fields as string[]).join() === 'cost_usd';
+      throw outcome instanceof ItoError && onlyCost ? outcome : err;
+    }
     // The booking must still be what the approver saw: topology, region, fabric, term.
     const approvedEligibility = record.details.eligibility;
     // Compared canonically: jsonb does not keep key order.
@@ -88,7 +88,7 @@ export async function train(res: Resources, tenantId: string, actor: string, key
       throw new ItoError('eligibility_stale', `booking ${booking.booking_id} changed since the confirmation was requested; request a new confirmation`);
     }
     // Gate 6: server-side validation.
-    const policy = await getTenantPolicy(tx.client, tenantId);
+    const policy = context.policy;
     checkDataPolicy(manifest, policy);
     checkCheckpointStorage(manifest, policy);
     if (outcome instanceof ItoError) throw outcome;
@@ -98,15 +98,7 @@ export async function train(res: Resources, tenantId: string, actor: string, key
     await consumeInTransaction(
       tx,
       input.confirmation_ref,
-      {
-        tenant_id: tenantId,
-        action: 'train.create',
-        booking_id: booking.booking_id,
-        run_id: null,
-        manifest_digest: digest,
-        cost_usd: outcome.estimated_cost_usd,
-        max_incremental_cost_usd: manifest.budget.max_incremental_cost_usd,
-      },
+      wanted,
       runId,
       now,
       actor,
@@ -128,7 +120,7 @@ export async function train(res: Resources, tenantId: string, actor: string, key
       },
       initialRunState(),
     );
-    await saveManifest(tx.client, tenantId, digest, input.manifest);
+    // The manifest's bytes were stored under this digest when the confirmation was requested.
     await tx.append(
       runStreamId(runId),
       events.map((e) => ({ type: e.type, data: e.data as unknown as Record<string, unknown>, metadata: { actor, idempotencyKey: key } })),

@@ -1,7 +1,7 @@
 import { ItoError } from '@ito/contracts';
 import { checkConfirmationUse, type ConfirmationBinding } from '@ito/domain';
 import type { LedgerTx } from '@ito/ledger';
-import { consumeConfirmation, getConfirmation } from '../db/queries.js';
+import { consumeConfirmation, getConfirmation, type StoredConfirmation } from '../db/queries.js';
 import { confirmationStreamId } from './confirmation-service.js';
 
 /**
@@ -27,7 +27,11 @@ function asRefusal(err: unknown, ref: string, tenantId: string): never {
 
 /** Checks that the reference may be used for exactly this binding; refusal codes as in the domain. */
 export async function checkConfirmation(tx: LedgerTx, ref: string, wanted: ConfirmationBinding, now: Date) {
-  const record = await getConfirmation(tx.client, wanted.tenant_id, ref);
+  return checkConfirmationRecord(await getConfirmation(tx.client, wanted.tenant_id, ref), ref, wanted, now);
+}
+
+/** The same check on a record the caller already read. */
+export function checkConfirmationRecord(record: StoredConfirmation | null, ref: string, wanted: ConfirmationBinding, now: Date): StoredConfirmation {
   try {
     checkConfirmationUse(record, wanted, now);
   } catch (err) {
