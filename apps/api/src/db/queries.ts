@@ -1,6 +1,6 @@
 import type pg from 'pg';
-import type { BookingStatus, ConfirmationAction, RunState } from '@ito/contracts';
-import { DEFAULT_TENANT_POLICY, MAX_FAILED_USES, type Booking, type ConfirmationRecord, type ConfirmationStatus, type RunAggregate, type TenantPolicy } from '@ito/domain';
+import type { RunState } from '@ito/contracts';
+import { DEFAULT_TENANT_POLICY, MAX_FAILED_USES, type Booking, type ConfirmationRecord, type RunAggregate, type TenantPolicy } from '@ito/domain';
 
 /**
  * Query functions take the client first and name the tenant in every WHERE: tenant isolation lives here.
@@ -8,20 +8,8 @@ import { DEFAULT_TENANT_POLICY, MAX_FAILED_USES, type Booking, type Confirmation
  */
 type Db = pg.Pool | pg.PoolClient;
 
-interface BookingRow {
-  booking_id: string;
-  tenant_id: string;
-  status: BookingStatus;
-  gpu: string;
-  nodes: number;
-  gpus_per_node: number;
-  region: string;
-  fabric: string;
-  term_start: Date;
-  term_end: Date;
-  rate_usd_per_gpu_hour: number;
-  node_inventory: string[];
-}
+/** A bookings row is the domain's Booking, column for column. */
+type BookingRow = Booking;
 
 const BOOKING_COLUMNS = `booking_id, tenant_id, status, gpu, nodes, gpus_per_node, region, fabric, term_start, term_end,
   rate_usd_per_gpu_hour, node_inventory`;
@@ -73,18 +61,8 @@ export async function listRuns(db: Db, tenantId: string, filter: { idempotencyKe
   return rows;
 }
 
-interface ConfirmationRow {
-  ref: string;
-  tenant_id: string;
-  action: ConfirmationAction;
-  booking_id: string | null;
-  run_id: string | null;
-  manifest_digest: string | null;
-  cost_usd: number;
-  max_incremental_cost_usd: number;
-  status: ConfirmationStatus;
-  failed_uses: number;
-  expires_at: Date;
+/** A confirmations row: the domain's record plus what the API keeps about its life. */
+export interface ConfirmationRow extends ConfirmationRecord {
   created_at: Date;
   decided_by: string | null;
   decided_at: Date | null;
@@ -93,7 +71,7 @@ interface ConfirmationRow {
   details: Record<string, unknown>;
 }
 
-export type StoredConfirmation = ConfirmationRecord & Omit<ConfirmationRow, keyof ConfirmationRecord>;
+export type StoredConfirmation = ConfirmationRow;
 
 export async function getConfirmation(db: Db, tenantId: string, ref: string): Promise<StoredConfirmation | null> {
   const { rows } = await db.query<ConfirmationRow>('select * from confirmations where tenant_id = $1 and ref = $2', [tenantId, ref]);
