@@ -26,6 +26,6 @@ export default defineConfig({
     maxWorkers: 3,
     testTimeout: 30_000,
     hookTimeout: 60_000,
-    reporters: ['default'],
+    reporters: ['default', join(root, 'test/support/summary-reporter.ts')],
   },
 });
