@@ -22,10 +22,12 @@ export async function authenticate(pool: pg.Pool, authorization: string | undefi
     if (node.revoked_at) throw new ItoError('credential_revoked', 'this node credential was revoked');
     return { kind: 'node', tenantId: node.tenant_id, nodeId: node.node_id, bookingId: node.booking_id };
   }
-  const { rows } = await pool.query<{ key_id: string; tenant_id: string; scopes: Scope[]; revoked_at: Date | null }>(
-    'select key_id, tenant_id, scopes, revoked_at from api_keys where secret_hash = $1',
-    [hash],
-  );
+  // Named: every authenticated request runs it, so each connection parses and plans it once.
+  const { rows } = await pool.query<{ key_id: string; tenant_id: string; scopes: Scope[]; revoked_at: Date | null }>({
+    name: 'ito_api_key_by_hash',
+    text: 'select key_id, tenant_id, scopes, revoked_at from api_keys where secret_hash = $1',
+    values: [hash],
+  });
   const key = rows[0];
   if (!key) throw new ItoError('unauthenticated', 'unknown credential');
   if (key.revoked_at) throw new ItoError('credential_revoked', 'this credential was revoked');

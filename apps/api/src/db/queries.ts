@@ -48,7 +48,11 @@ export interface RunRow {
 }
 
 export async function getRun(db: Db, tenantId: string, runId: string, opts: { forUpdate?: boolean } = {}): Promise<RunRow | null> {
-  const { rows } = await db.query<RunRow>(`select * from runs where tenant_id = $1 and run_id = $2${opts.forUpdate ? ' for update' : ''}`, [tenantId, runId]);
+  const { rows } = await db.query<RunRow>({
+    name: opts.forUpdate ? 'ito_run_get_for_update' : 'ito_run_get',
+    text: `select * from runs where tenant_id = $1 and run_id = $2${opts.forUpdate ? ' for update' : ''}`,
+    values: [tenantId, runId],
+  });
   return rows[0] ?? null;
 }
 
@@ -88,11 +92,12 @@ export async function recordFailedConfirmationUse(db: Db, tenantId: string, ref:
  * the row; the loser re-evaluates the WHERE after the winner commits and gets no row.
  */
 export async function consumeConfirmation(db: Db, tenantId: string, ref: string, consumedFor: string, now: Date): Promise<boolean> {
-  const { rowCount } = await db.query(
-    `update confirmations set status = 'consumed', consumed_at = $3, consumed_for = $4
+  const { rowCount } = await db.query({
+    name: 'ito_confirmation_consume',
+    text: `update confirmations set status = 'consumed', consumed_at = $3, consumed_for = $4
       where tenant_id = $1 and ref = $2 and status = 'approved' and expires_at > $3 and failed_uses < $5`,
-    [tenantId, ref, now, consumedFor, MAX_FAILED_USES],
-  );
+    values: [tenantId, ref, now, consumedFor, MAX_FAILED_USES],
+  });
   return rowCount === 1;
 }
 
@@ -110,13 +115,14 @@ export async function getTrainContext(
   bookingId: string,
   ref: string,
 ): Promise<{ booking: Booking | null; policy: TenantPolicy; confirmation: StoredConfirmation | null }> {
-  const { rows } = await db.query<{ booking: BookingRow | null; policy: Partial<TenantPolicy> | null; confirmation: ConfirmationRow | null }>(
-    `select
+  const { rows } = await db.query<{ booking: BookingRow | null; policy: Partial<TenantPolicy> | null; confirmation: ConfirmationRow | null }>({
+    name: 'ito_train_context',
+    text: `select
        (select row_to_json(b) from (select ${BOOKING_COLUMNS} from bookings where tenant_id = $1 and booking_id = $2) b) as booking,
        (select policy from tenants where tenant_id = $1) as policy,
        (select row_to_json(c) from (select * from confirmations where tenant_id = $1 and ref = $3) c) as confirmation`,
-    [tenantId, bookingId, ref],
-  );
+    values: [tenantId, bookingId, ref],
+  });
   const row = rows[0]!;
   const b = row.booking;
   const c = row.confirmation;

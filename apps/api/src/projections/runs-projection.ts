@@ -46,15 +46,16 @@ async function applyRunEvents(client: pg.PoolClient, runId: string, events: Stor
   for (const e of fresh) aggregate = evolveRun(aggregate, { type: e.type, data: e.data } as RunEvent);
   const last = fresh.at(-1)!;
   if (isNew && reserved) {
-    await client.query(
-      `insert into runs (run_id, tenant_id, booking_id, state, stage, manifest_digest, idempotency_key, confirmation_ref,
+    await client.query({
+      name: 'ito_runs_projection_insert',
+      text: `insert into runs (run_id, tenant_id, booking_id, state, stage, manifest_digest, idempotency_key, confirmation_ref,
          estimated_cost_usd, incremental_cost_usd, plan, aggregate, version, created_at, updated_at)
        values ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15)
        on conflict (run_id) do nothing`,
-      [runId, first.tenantId, reserved.booking_id, aggregate.status, aggregate.stage, reserved.manifest_digest, reserved.idempotency_key,
+      values: [runId, first.tenantId, reserved.booking_id, aggregate.status, aggregate.stage, reserved.manifest_digest, reserved.idempotency_key,
         reserved.confirmation_ref, reserved.estimated_cost_usd, reserved.incremental_cost_usd, JSON.stringify(reserved.plan),
         JSON.stringify(aggregate), last.streamVersion, first.recordedAt, last.recordedAt],
-    );
+    });
     return;
   }
   await client.query('update runs set state = $2, stage = $3, aggregate = $4, version = $5, updated_at = $6 where run_id = $1', [
