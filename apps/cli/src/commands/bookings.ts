@@ -1,4 +1,5 @@
 import { columnsOf, keyValue, table } from '../human/format.js';
+import { renderPlanAnswer } from '../human/plan.js';
 import { readManifestSafely } from '../manifest/read-manifest.js';
 import { flag, type Handler } from './handler.js';
 
@@ -28,10 +29,7 @@ export const planCommand: Handler = async (cmd, ctx) => {
   const answer = await (await ctx.api()).plan({ booking_id: flag(cmd, 'booking')!, manifest: manifest.text });
   return {
     envelope: answer,
-    human: (d) => {
-      const { plan, ...rest } = d as { plan?: Record<string, unknown> };
-      return `${plan ? keyValue(plan) : ''}${keyValue(rest)}`;
-    },
+    human: renderPlanAnswer,
   };
 };
 

@@ -1,6 +1,6 @@
 import { CONFIRMATION_ACTIONS, type ConfirmationAction } from '@ito/contracts';
 import type { ConfirmationRequest } from '@ito/client';
-import { keyValue } from '../human/format.js';
+import { renderConfirmation } from '../human/views.js';
 import { readManifestSafely } from '../manifest/read-manifest.js';
 import { usageOutcome } from '../output.js';
 import { flag, type Handler } from './handler.js';
@@ -21,28 +21,28 @@ export const confirmRequestCommand: Handler = async (cmd, ctx) => {
   } else {
     const run = flag(cmd, 'run');
     if (!run) return usageOutcome(`${action} needs --run <id>`);
-    if (flag(cmd, 'manifest')) return usageOutcome(`${action} takes no --manifest`);
-    const booking = flag(cmd, 'booking');
-    body = { action: action as Exclude<ConfirmationAction, 'train.create'>, run_id: run, ...(booking ? { booking_id: booking } : {}) };
+    // The server binds a run action to the run's own booking; it takes no --booking or --manifest.
+    if (flag(cmd, 'manifest') || flag(cmd, 'booking')) return usageOutcome(`${action} takes only --run <id> (the run names its booking)`);
+    body = { action: action as Exclude<ConfirmationAction, 'train.create'>, run_id: run };
   }
   const answer = await (await ctx.api()).requestConfirmation(body);
   return {
     envelope: answer,
-    human: (d) => `${keyValue(d)}\nAn approver must run: ito confirm approve ${String(d.confirmation_ref ?? '<ref>')}\n`,
+    human: (d) => `${renderConfirmation(d)}\nAn approver must run: ito confirm approve ${String(d.confirmation_ref ?? '<ref>')}\n`,
   };
 };
 
 export const confirmShowCommand: Handler = async (cmd, ctx) => {
   const answer = await (await ctx.api()).getConfirmation(cmd.positionals[0]!);
-  return { envelope: answer, human: (d) => keyValue(d) };
+  return { envelope: answer, human: renderConfirmation };
 };
 
 export const confirmApproveCommand: Handler = async (cmd, ctx) => {
   const answer = await (await ctx.api()).decideConfirmation(cmd.positionals[0]!, 'approve');
-  return { envelope: answer, human: (d) => keyValue(d) };
+  return { envelope: answer, human: renderConfirmation };
 };
 
 export const confirmDenyCommand: Handler = async (cmd, ctx) => {
   const answer = await (await ctx.api()).decideConfirmation(cmd.positionals[0]!, 'deny');
-  return { envelope: answer, human: (d) => keyValue(d) };
+  return { envelope: answer, human: renderConfirmation };
 };

@@ -1,9 +1,10 @@
 import type { RunAction } from '@ito/client';
-import { columnsOf, keyValue, table } from '../human/format.js';
+import { renderCheckpoints, renderEvents, renderMetrics, renderRun, renderRunAction } from '../human/views.js';
 import { readManifestSafely } from '../manifest/read-manifest.js';
 import { usageOutcome, type Outcome } from '../output.js';
 import { flag, switchOn, type Handler } from './handler.js';
-import { DEFAULT_INTERVAL_MS, followLogs, formatLogEntry, watchRun } from './watch.js';
+import { followLogs, formatLogLine, readLogsFrom } from './logs.js';
+import { DEFAULT_INTERVAL_MS, watchRun } from './watch.js';
 import { ok, fail } from '@ito/contracts';
 
 function interval(raw: string | undefined): number | Outcome {
@@ -20,7 +21,7 @@ export const trainCommand: Handler = async (cmd, ctx) => {
     { booking_id: flag(cmd, 'booking')!, manifest: manifest.text, manifest_digest: manifest.digest, confirmation_ref: flag(cmd, 'confirmation-ref')! },
     flag(cmd, 'idempotency-key')!,
   );
-  return { envelope: answer, human: (d) => `${keyValue(d)}\nFollow it with: ito status ${String(d.run_id ?? '<run-id>')} --watch\n` };
+  return { envelope: answer, human: (d) => `${renderRun(d)}\nFollow it with: ito status ${String(d.run_id ?? '<run-id>')} --watch\n` };
 };
 
 export const statusCommand: Handler = async (cmd, ctx) => {
@@ -36,11 +37,11 @@ export const statusCommand: Handler = async (cmd, ctx) => {
     if (!found.ok) return { envelope: found };
     const run = found.data.runs[0];
     if (!run) return { envelope: fail('not_found', `no run was created with idempotency key ${key}`) };
-    if (!switchOn(cmd, 'watch')) return { envelope: ok(run, { notice: found.notice }), human: (d) => keyValue(d) };
+    if (!switchOn(cmd, 'watch')) return { envelope: ok(run, { notice: found.notice }), human: renderRun };
     id = run.run_id;
   }
   const answer = switchOn(cmd, 'watch') ? await watchRun(api, id, ctx, every) : await api.getRun(id);
-  return { envelope: answer, human: (d) => keyValue(d) };
+  return { envelope: answer, human: renderRun };
 };
 
 export const logsCommand: Handler = async (cmd, ctx) => {
@@ -52,46 +53,56 @@ export const logsCommand: Handler = async (cmd, ctx) => {
     // Lines were already printed as they arrived; only the envelope (for --json) is left to show.
     return { envelope: await followLogs(api, runId, ctx, every), human: () => '' };
   }
-  const answer = await api.runLogs(runId);
+  const answer = await readLogsFrom(api, runId, 0);
   return {
     envelope: answer,
-    human: (d: Record<string, unknown>) => {
-      const list = (d.lines ?? d.logs ?? d.entries ?? []) as unknown[];
-      return list.length === 0 ? '(no log lines yet)\n' : `${list.map((e) => formatLogEntry(typeof e === 'string' ? { line: e } : (e as Record<string, unknown>))).join('\n')}\n`;
-    },
+    human: (d) => (d.lines.length === 0 ? '(no log lines yet)\n' : `${d.lines.map(formatLogLine).join('\n')}\n`),
   };
 };
 
 export const metricsCommand: Handler = async (cmd, ctx) => {
   const answer = await (await ctx.api()).runMetrics(cmd.positionals[0]!);
-  return { envelope: answer, human: (d) => listOrKeys(d, 'metrics', ['step', 'loss', 'tokens', 'recorded_at']) };
+  return { envelope: answer, human: renderMetrics };
 };
 
 export const checkpointsCommand: Handler = async (cmd, ctx) => {
   const answer = await (await ctx.api()).runCheckpoints(cmd.positionals[0]!);
-  return { envelope: answer, human: (d) => listOrKeys(d, 'checkpoints', ['checkpoint_id', 'step', 'bytes', 'save_seconds', 'uri', 'recorded_at']) };
+  return { envelope: answer, human: renderCheckpoints };
 };
 
 export const eventsCommand: Handler = async (cmd, ctx) => {
   const answer = await (await ctx.api()).runEvents(cmd.positionals[0]!);
-  return { envelope: answer, human: (d) => listOrKeys(d, 'events', ['position', 'type', 'recorded_at']) };
+  return { envelope: answer, human: renderEvents };
 };
+
+/**
+ * Releasing the booking at cleanup needs a second, separate booking.release confirmation; the two flags come
+ * together or not at all, so a cleanup never fails late on the server for a flag the user could have fixed.
+ */
+function cleanupRelease(cmd: Parameters<Handler>[0]): { release_booking?: boolean; release_confirmation_ref?: string } | Outcome {
+  const release = switchOn(cmd, 'release-booking');
+  const ref = flag(cmd, 'release-confirmation-ref');
+  if (release && !ref) {
+    return usageOutcome('--release-booking needs --release-confirmation-ref <ref>: an approved booking.release confirmation, separate from the run.cleanup one (ito confirm request --action booking.release --run <id>)');
+  }
+  if (!release && ref) return usageOutcome('--release-confirmation-ref is only used with --release-booking');
+  return release ? { release_booking: true, release_confirmation_ref: ref! } : {};
+}
 
 function runActionCommand(action: RunAction): Handler {
   return async (cmd, ctx) => {
-    const body: { confirmation_ref: string; release_booking?: boolean } = { confirmation_ref: flag(cmd, 'confirmation-ref')! };
-    if (action === 'cleanup') body.release_booking = switchOn(cmd, 'release-booking');
+    let release = {};
+    if (action === 'cleanup') {
+      const checked = cleanupRelease(cmd);
+      if ('envelope' in checked) return checked;
+      release = checked;
+    }
+    const body: { confirmation_ref: string; release_booking?: boolean; release_confirmation_ref?: string } = { confirmation_ref: flag(cmd, 'confirmation-ref')!, ...release };
     const answer = await (await ctx.api()).runAction(cmd.positionals[0]!, action, body, flag(cmd, 'idempotency-key')!);
-    return { envelope: answer, human: (d) => keyValue(d) };
+    return { envelope: answer, human: renderRunAction };
   };
 }
 
 export const cancelCommand = runActionCommand('cancel');
 export const cleanupCommand = runActionCommand('cleanup');
 export const restartCommand = runActionCommand('restart');
-
-function listOrKeys(d: Record<string, unknown>, field: string, preferred: string[]): string {
-  const rows = d[field];
-  if (!Array.isArray(rows)) return keyValue(d);
-  return table(rows as Record<string, unknown>[], columnsOf(rows as Record<string, unknown>[], preferred));
-}

@@ -1,5 +1,5 @@
-import { poll, STOP_POLLING_CODES, type ItoApi, type RunSummary } from '@ito/client';
-import { isTerminal, ok, type Envelope, type RunState } from '@ito/contracts';
+import { poll, type ItoApi, type RunSummary } from '@ito/client';
+import { isTerminal, type Envelope, type RunState } from '@ito/contracts';
 import type { Context } from '../context.js';
 import { paint, progressLine } from '../human/format.js';
 
@@ -35,53 +35,3 @@ export async function watchRun(api: ItoApi, runId: string, ctx: Context, interva
     printer.end();
   }
 }
-
-interface LogEntry {
-  position?: number;
-  [field: string]: unknown;
-}
-
-function entriesOf(data: Record<string, unknown>): LogEntry[] {
-  const list = data.lines ?? data.logs ?? data.entries ?? [];
-  return Array.isArray(list) ? list.map((e) => (typeof e === 'string' ? { line: e } : (e as LogEntry))) : [];
-}
-
-export function formatLogEntry(e: LogEntry): string {
-  const text = e.line ?? e.message ?? e.text ?? JSON.stringify(e);
-  const at = e.at ?? e.recorded_at ?? e.ts;
-  return at ? `${String(at)}  ${String(text)}` : String(text);
-}
-
-/**
- * Prints log lines as they arrive until the run ends. Lines go to stdout for people (they are the output);
- * with --json they are collected into the one envelope printed at the end.
- */
-export async function followLogs(api: ItoApi, runId: string, ctx: Context, intervalMs: number): Promise<Envelope<{ lines: LogEntry[]; run: RunSummary | null }>> {
-  const collected: LogEntry[] = [];
-  const printer = progressPrinter(ctx);
-  let lastRun: RunSummary | null = null;
-  try {
-    for (let i = 0; ; i++) {
-      if (i > 0) await new Promise((r) => setTimeout(r, intervalMs));
-      const logs = await api.runLogs(runId);
-      if (!logs.ok) {
-        if (STOP_POLLING_CODES.has(logs.error.code) || !logs.error.retryable) return logs;
-        continue;
-      }
-      const fresh = entriesOf(logs.data).slice(collected.length);
-      collected.push(...fresh);
-      if (!ctx.json && fresh.length > 0) process.stdout.write(`${fresh.map(formatLogEntry).join('\n')}\n`);
-      const run = await api.getRun(runId);
-      if (!run.ok) {
-        if (STOP_POLLING_CODES.has(run.error.code) || !run.error.retryable) return run;
-        continue;
-      }
-      lastRun = run.data;
-      printer.update(run.data);
-      if (watchEnds(run.data)) return ok({ lines: collected, run: lastRun });
-    }
-  } finally {
-    printer.end();
-  }
-}
-

@@ -74,3 +74,11 @@ export function formatDuration(seconds: number): string {
   const m = Math.floor((s % 3600) / 60);
   return h > 0 ? `${h}h${String(m).padStart(2, '0')}m` : `${m}m${String(s % 60).padStart(2, '0')}s`;
 }
+
+/** Indents every non-empty line by two spaces, for a section under a heading. */
+export function indent(text: string): string {
+  return text
+    .split('\n')
+    .map((l) => (l ? `  ${l}` : l))
+    .join('\n');
+}
