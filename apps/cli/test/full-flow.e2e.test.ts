@@ -196,6 +196,15 @@ describe('ito from plan to cleanup against the real API', () => {
     expect((await runRow(runId)).state).toBe('cancelled');
   });
 
+  it('logs --follow reads every line by cursor and stops once the run has ended', async () => {
+    const stream = await api.ledger.readStream(runStreamId(runId), { tenantId: seed.tenant.tenant_id });
+    const out = await okJson(['logs', runId, '--follow', '--interval', '50']);
+    expect(out.data.lines.map((l: any) => l.cursor)).toEqual(stream.map((e) => e.streamVersion));
+    expect(out.data.lines.at(-1)).toMatchObject({ type: 'RunCancelled', message: 'RunCancelled' });
+    expect(out.data.next_cursor).toBe(stream.at(-1)!.streamVersion);
+    expect(out.data.run).toMatchObject({ run_id: runId, state: 'cancelled' });
+  });
+
   it('cleanup --release-booking without its own confirmation is a usage error that contacts nothing', async () => {
     const before = await footprint(api);
     const res = await ito(['cleanup', runId, '--confirmation-ref', 'cfm_unused', '--idempotency-key', 'flow-cleanup-x', '--release-booking', '--json']);
