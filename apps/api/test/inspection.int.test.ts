@@ -155,6 +155,10 @@ describe('confirmations', () => {
     const d = r.body.data;
     expect(d).toMatchObject({ status: 'pending', action: 'train.create', booking_id: seed.bookingId, manifest_digest: manifestDigest(EXAMPLE_MANIFEST) });
     expect(d.cost_usd).toBeGreaterThan(0);
+    // The approver sees the plan's incremental estimate beside the bound ceiling.
+    expect(d.incremental_cost_usd).toBeGreaterThan(0);
+    expect(d.incremental_cost_usd).toBeLessThanOrEqual(d.max_incremental_cost_usd);
+    expect(d.estimated_hours).toBeGreaterThan(0);
     const ttl = new Date(d.expires_at).getTime() - Date.now();
     expect(ttl).toBeGreaterThan(9 * 60_000);
     expect(ttl).toBeLessThanOrEqual(10 * 60_000);

@@ -133,6 +133,6 @@ describe('run reads', () => {
     const cps = await api.call('GET', `/v1/runs/${runId}/checkpoints`, { key: seed.requester });
     expect(cps.body.data.checkpoints).toEqual([{ checkpoint_id: 'ck-100', step: 100, uri: 's3://acme-checkpoints/code-8b-cpt/ck-100', bytes: 1024 }]);
     const run = await api.call('GET', `/v1/runs/${runId}`, { key: seed.requester });
-    expect(run.body.data).toMatchObject({ state: 'training', stage: 'pretrain' });
+    expect(run.body.data).toMatchObject({ state: 'training', stage: 'pretrain', progress: { stage: 'pretrain', step: 100, tokens: 1_000_000, loss: 2.5 } });
   });
 });

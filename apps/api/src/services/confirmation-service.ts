@@ -38,6 +38,9 @@ export function confirmationView(c: StoredConfirmation) {
     expires_at: c.expires_at.toISOString(),
     decided_at: c.decided_at?.toISOString() ?? null,
     consumed_at: c.consumed_at?.toISOString() ?? null,
+    // What the approver is shown beside the bound ceiling: the plan's own estimate of the extra cost and time.
+    ...(c.details.incremental_cost_usd !== undefined ? { incremental_cost_usd: c.details.incremental_cost_usd } : {}),
+    ...(c.details.estimated_hours !== undefined ? { estimated_hours: c.details.estimated_hours } : {}),
     ...(c.details.plan ? { plan: c.details.plan } : {}),
   };
 }
@@ -69,7 +72,12 @@ export async function requestConfirmation(res: Resources, tenantId: string, requ
       cost_usd: outcome.estimated_cost_usd,
       max_incremental_cost_usd: manifest.budget.max_incremental_cost_usd,
     };
-    details = { eligibility: eligibilityBinding(booking), plan: outcome.plan, estimated_hours: outcome.estimated_hours };
+    details = {
+      eligibility: eligibilityBinding(booking),
+      plan: outcome.plan,
+      estimated_hours: outcome.estimated_hours,
+      incremental_cost_usd: outcome.incremental_cost_usd,
+    };
   } else {
     const run = await getRun(res.pool, tenantId, req.run_id);
     if (!run) throw new ItoError('not_found', `run ${req.run_id} not found`);

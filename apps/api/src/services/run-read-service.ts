@@ -16,6 +16,7 @@ export function runView(r: RunRow) {
     estimated_cost_usd: r.estimated_cost_usd,
     incremental_cost_usd: r.incremental_cost_usd,
     plan: r.plan,
+    progress: r.aggregate.progress ?? null,
     created_at: r.created_at.toISOString(),
     updated_at: r.updated_at.toISOString(),
   };

@@ -10,6 +10,8 @@ export interface RunAggregate {
   idempotencyKey: string | null;
   stage: string | null;
   checkpoints: Array<{ checkpoint_id: string; step: number; uri: string; bytes: number }>;
+  /** The latest progress an agent reported, for status displays. */
+  progress: { stage: string; step: number; tokens: number; loss: number | null } | null;
   /** The state to return to once a recovery or operator wait ends. */
   resumeTo: RunState | null;
   terminal: RunState | null;
@@ -25,6 +27,7 @@ export function initialRunState(): RunAggregate {
     idempotencyKey: null,
     stage: null,
     checkpoints: [],
+    progress: null,
     resumeTo: null,
     terminal: null,
     version: 0,
@@ -66,8 +69,12 @@ export function evolveRun(state: RunAggregate, event: RunEvent): RunAggregate {
       return { ...next, status: 'confirmed' };
     case 'StageStarted':
       return { ...next, status: stateForStage(event.data.stage), stage: event.data.stage };
-    case 'StageCompleted':
     case 'ProgressRecorded':
+      return {
+        ...next,
+        progress: { stage: event.data.stage, step: event.data.step, tokens: event.data.tokens, loss: event.data.loss ?? null },
+      };
+    case 'StageCompleted':
     case 'EvalGatePassed':
       return next;
     case 'CheckpointSaved':
