@@ -16,7 +16,7 @@ export interface TrainRequest {
 
 export type ConfirmationRequest =
   | { action: 'train.create'; booking_id: string; manifest: string; manifest_digest: string }
-  | { action: Exclude<ConfirmationAction, 'train.create'>; run_id: string; booking_id?: string };
+  | { action: Exclude<ConfirmationAction, 'train.create'>; run_id: string };
 
 export type RunAction = 'cancel' | 'cleanup' | 'restart';
 
@@ -82,7 +82,7 @@ export class ItoApi {
    * unknown outcome the client does not resend, and the error says to repeat the command with the same key
    * (the server replays the first answer for a used key).
    */
-  runAction(id: string, action: RunAction, body: { confirmation_ref: string; release_booking?: boolean }, idempotencyKey: string): Promise<Envelope<RunSummary>> {
+  runAction(id: string, action: RunAction, body: { confirmation_ref: string; release_booking?: boolean; release_confirmation_ref?: string }, idempotencyKey: string): Promise<Envelope<RunSummary>> {
     return this.http.post(`/runs/${seg(id)}/${action}`, body, { idempotencyKey });
   }
 
