@@ -4,6 +4,7 @@ import rateLimit from '@fastify/rate-limit';
 import { ItoError, fail } from '@ito/contracts';
 import type { ApiDeps } from './deps.js';
 import { buildOpenApi } from './http/openapi.js';
+import { registerRequestMetrics } from './http/request-metrics.js';
 import type { RegisteredRoute } from './http/route.js';
 import type { Resources } from './resources.js';
 import { registerBookingRoutes } from './routes/bookings.js';
@@ -56,6 +57,7 @@ export async function buildApp(deps: ApiDeps): Promise<FastifyInstance> {
   app.setNotFoundHandler((req, reply) => reply.code(404).send(fail('not_found', `no route ${req.method} ${req.url.split('?')[0]}`)));
 
   const registry = createMetricsRegistry();
+  registerRequestMetrics(app, registry);
   registerHealthRoutes(app, deps.readiness, registry);
 
   if (deps.pool) {

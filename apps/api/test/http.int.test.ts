@@ -47,6 +47,16 @@ describe('HTTP edges', () => {
     expect((await api.call('GET', '/v1/bookings', { key: seed.approver })).status).toBe(200);
   });
 
+  it('/metrics counts requests by route pattern and refusals by code, never raw ids', async () => {
+    const seed = await seedTenant(api);
+    await api.call('GET', `/v1/bookings/${seed.bookingId}`, { key: seed.approver });
+    await api.call('GET', '/v1/bookings/bkg_does_not_exist', { key: seed.approver });
+    const text = (await api.call('GET', '/metrics')).body as string;
+    expect(text).toMatch(/ito_http_requests_total\{method="GET",route="\/v1\/bookings\/:id",status="200"\} [1-9]/);
+    expect(text).toMatch(/ito_http_refusals_total\{route="\/v1\/bookings\/:id",code="booking_not_found"\} [1-9]/);
+    expect(text).not.toContain(seed.bookingId);
+  });
+
   it('unknown routes answer not_found in the envelope', async () => {
     const r = await api.call('GET', '/v1/nothing-here');
     expect(r.status).toBe(404);
