@@ -117,6 +117,8 @@ describe('usage errors contact nothing and exit 2', () => {
     ['both a run id and a key', ['status', 'run_1', '--idempotency-key', 'k', '--json']],
     ['a bad timeout', ['bookings', '--timeout', 'soon', '--json']],
     ['a verb-only flag before the verb', ['--booking', 'b', 'eligibility', '--json']],
+    ['a booking on a run-action confirmation', ['confirm', 'request', '--action', 'run.cancel', '--run', 'run_1', '--booking', 'bkg_1', '--json']],
+    ['--release-booking without its own confirmation', ['cleanup', 'run_1', '--confirmation-ref', 'c', '--idempotency-key', 'k', '--release-booking', '--json']],
   ];
   for (const [label, args] of cases) {
     it(`refuses ${label}`, async () => {
