@@ -12,6 +12,8 @@ export type {
   EventMetadata,
   ExpectedVersion,
   IdempotencyBegin,
+  IdempotencyClaim,
+  IdempotentTransactionOutcome,
   IdempotencyTx,
   InlineProjection,
   Ledger,

@@ -1,11 +1,22 @@
 import type pg from 'pg';
 import { appendEvents } from './append.js';
-import { idempotencyFor } from './idempotency.js';
+import { beginClaimSql, claimFrom, completeAndCommitSql, idempotencyFor } from './idempotency.js';
 import { rebuildProjection, runProjectionBatch } from './projections.js';
 import { readSafe, readStreamRows } from './read.js';
 import { Upcasters } from './rows.js';
 import { sealPending } from './sealer.js';
-import type { AppendOptions, AppendResult, InlineProjection, Ledger, LedgerTx, NewEvent, StoredEvent, Upcaster } from './types.js';
+import type {
+  AppendOptions,
+  AppendResult,
+  IdempotencyClaim,
+  IdempotentTransactionOutcome,
+  InlineProjection,
+  Ledger,
+  LedgerTx,
+  NewEvent,
+  StoredEvent,
+  Upcaster,
+} from './types.js';
 import { readChainHead, verifyChain } from './verify.js';
 
 export interface CreateLedgerOptions {
@@ -36,24 +47,46 @@ export function createLedger(opts: CreateLedgerOptions): Ledger {
     return result;
   }
 
-  async function transaction<T>(fn: (tx: LedgerTx) => Promise<T>): Promise<T> {
+  const txFor = (client: pg.PoolClient): LedgerTx => ({
+    client,
+    append: (streamId, events, appendOpts) => appendInTx(client, streamId, events, appendOpts),
+    idempotency: idempotencyFor(client),
+  });
+
+  /** Runs `body` on a pooled client; any throw rolls back whatever transaction it opened. */
+  async function onClient<T>(body: (client: pg.PoolClient) => Promise<T>): Promise<T> {
     const client = await pool.connect();
     try {
-      await client.query('begin');
-      const tx: LedgerTx = {
-        client,
-        append: (streamId, events, appendOpts) => appendInTx(client, streamId, events, appendOpts),
-        idempotency: idempotencyFor(client),
-      };
-      const value = await fn(tx);
-      await client.query('commit');
-      return value;
+      return await body(client);
     } catch (err) {
       await client.query('rollback').catch(() => undefined);
       throw err;
     } finally {
       client.release();
     }
+  }
+
+  function transaction<T>(fn: (tx: LedgerTx) => Promise<T>): Promise<T> {
+    return onClient(async (client) => {
+      await client.query('begin');
+      const value = await fn(txFor(client));
+      await client.query('commit');
+      return value;
+    });
+  }
+
+  function idempotentTransaction<T>(claim: IdempotencyClaim, work: (tx: LedgerTx) => Promise<T>): Promise<IdempotentTransactionOutcome<T>> {
+    return onClient(async (client) => {
+      const begun = (await client.query(beginClaimSql(client, claim.tenantId, claim.key))) as unknown as pg.QueryResult[];
+      const begin = claimFrom(begun, claim.fingerprint);
+      if (begin.kind !== 'new') {
+        await client.query('rollback');
+        return begin;
+      }
+      const result = await work(txFor(client));
+      await client.query(completeAndCommitSql(client, claim.tenantId, claim.key, claim.fingerprint, result));
+      return { kind: 'done', result };
+    });
   }
 
   return {
@@ -63,6 +96,7 @@ export function createLedger(opts: CreateLedgerOptions): Ledger {
       return transaction((tx) => tx.append(streamId, events, appendOpts));
     },
     transaction,
+    idempotentTransaction,
     async readStream(streamId, readOpts) {
       return (await readStreamRows(pool, streamId, readOpts)).map((e) => upcasters.apply(e));
     },

@@ -96,6 +96,20 @@ export interface IdempotencyTx {
   complete(tenantId: string, key: string, fingerprint: string, result: unknown): Promise<void>;
 }
 
+/** Who claims an idempotency key: the tenant, the key and the fingerprint of the request. */
+export interface IdempotencyClaim {
+  tenantId: string;
+  key: string;
+  fingerprint: string;
+}
+
+/** 'done': the work ran and its result was recorded under the key; the other kinds are `begin`'s, nothing ran. */
+export type IdempotentTransactionOutcome<T> =
+  | { kind: 'done'; result: T }
+  | { kind: 'replay'; result: unknown }
+  | { kind: 'mismatch' }
+  | { kind: 'in_progress' };
+
 export interface LedgerTx {
   /** Raw queries inside the same transaction. */
   client: pg.PoolClient;
@@ -108,6 +122,12 @@ export interface Ledger {
   append(streamId: string, events: NewEvent[], opts: AppendOptions): Promise<AppendResult>;
   /** BEGIN … COMMIT; rolls back when fn throws. */
   transaction<T>(fn: (tx: LedgerTx) => Promise<T>): Promise<T>;
+  /**
+   * `transaction` + `idempotency.begin` + `idempotency.complete` with the same meaning, in two round trips of
+   * its own instead of five: BEGIN with the key's lock and its row, then the result's row with the COMMIT.
+   * `work` runs only for a new key; when it throws, everything rolls back, key included.
+   */
+  idempotentTransaction<T>(claim: IdempotencyClaim, work: (tx: LedgerTx) => Promise<T>): Promise<IdempotentTransactionOutcome<T>>;
   readStream(streamId: string, opts?: { tenantId?: string; fromVersion?: number }): Promise<StoredEvent[]>;
   /** Safe global order: every event is seen once, and none committed late is ever skipped. */
   readAll(opts?: { after?: number; limit?: number; tenantId?: string }): Promise<StoredEvent[]>;

@@ -37,22 +37,22 @@ export async function idempotent<T>(
   work: (tx: LedgerTx) => Promise<T>,
 ): Promise<IdempotentOutcome<T>> {
   try {
-    return await res.ledger.transaction(async (tx) => {
-      const claim = await tx.idempotency.begin(tenantId, key, fingerprint);
-      switch (claim.kind) {
-        case 'replay':
-          return { result: claim.result as T, replayed: true };
-        case 'mismatch':
-          throw new ItoError('idempotency_key_reused', 'this Idempotency-Key was already used for a different request; nothing was done');
-        case 'in_progress':
-          throw new ItoError('idempotency_in_progress', 'a request with this Idempotency-Key is still being processed; retry shortly');
-        case 'new':
-          break;
+    // The key's lock and row ride with BEGIN, its record with COMMIT: same rules, three round trips fewer.
+    const outcome = await res.ledger.idempotentTransaction({ tenantId, key, fingerprint }, work);
+    switch (outcome.kind) {
+      case 'done':
+        return { result: outcome.result, replayed: false };
+      case 'replay':
+        return { result: outcome.result as T, replayed: true };
+      case 'mismatch':
+        throw new ItoError('idempotency_key_reused', 'this Idempotency-Key was already used for a different request; nothing was done');
+      case 'in_progress':
+        throw new ItoError('idempotency_in_progress', 'a request with this Idempotency-Key is still being processed; retry shortly');
+      default: {
+        const unknown: never = outcome;
+        throw new Error(`unhandled idempotency outcome ${JSON.stringify(unknown)}`);
       }
-      const result = await work(tx);
-      await tx.idempotency.complete(tenantId, key, fingerprint, result);
-      return { result, replayed: false };
-    });
+    }
   } catch (err) {
     if (err instanceof ConfirmationRefusal) await recordFailedConfirmationUse(res.pool, err.tenantId, err.ref);
     throw err;
