@@ -106,8 +106,17 @@ export async function saveManifest(db: Db, tenantId: string, digest: string, bod
 }
 
 /**
+ * Every confirmations column, but of `details` only the one member train reads: the rest (the plan the
+ * approver saw, kilobytes) would be decompressed, serialised and parsed on every train for nothing.
+ */
+const TRAIN_CONFIRMATION_COLUMNS = `ref, tenant_id, action, booking_id, run_id, manifest_digest, cost_usd, max_incremental_cost_usd, status,
+  requested_by, decided_by, decided_at, consumed_at, consumed_for, failed_uses, created_at, expires_at,
+  case when details ? 'eligibility' then jsonb_build_object('eligibility', details->'eligibility') else '{}'::jsonb end as details`;
+
+/**
  * The three reads the train gates need (booking, tenant policy, confirmation) in one round trip; each is null
- * when absent or another tenant's. Timestamps come back from row_to_json as text and are revived here.
+ * when absent or another tenant's. Timestamps come back from row_to_json as text and are revived here. The
+ * confirmation's `details` holds only `eligibility` (when it has one).
  */
 export async function getTrainContext(
   db: Db,
@@ -120,7 +129,7 @@ export async function getTrainContext(
     text: `select
        (select row_to_json(b) from (select ${BOOKING_COLUMNS} from bookings where tenant_id = $1 and booking_id = $2) b) as booking,
        (select policy from tenants where tenant_id = $1) as policy,
-       (select row_to_json(c) from (select * from confirmations where tenant_id = $1 and ref = $3) c) as confirmation`,
+       (select row_to_json(c) from (select ${TRAIN_CONFIRMATION_COLUMNS} from confirmations where tenant_id = $1 and ref = $3) c) as confirmation`,
     values: [tenantId, bookingId, ref],
   });
   const row = rows[0]!;
