@@ -22,6 +22,7 @@ import { buildApp, createAdminService, createApiLedger } from '@ito/api';
 import { createLogger } from '@ito/config';
 import { manifestDigest } from '@ito/contracts';
 import { migrateDatabase } from '@ito/ledger';
+import { h200Booking } from '../fixtures/bookings.js';
 import { createScratchDatabase } from '../support/scratch-db.js';
 
 const args = process.argv.slice(2);
@@ -57,18 +58,7 @@ async function serveTrain(): Promise<{ served: Served; stop: () => Promise<Recor
   const url = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
   const admin = createAdminService({ pool, ledger });
   const tenant = await admin.createTenant({ name: 'bench' });
-  const start = new Date(Date.now() - 3600_000);
-  const booking = await admin.createBooking({
-    tenant_id: tenant.tenant_id,
-    gpu: 'h200',
-    nodes: 2,
-    gpus_per_node: 8,
-    region: 'us-east-1',
-    fabric: 'infiniband',
-    term_start: start.toISOString(),
-    term_end: new Date(start.getTime() + 30 * 86400_000).toISOString(),
-    rate_usd_per_gpu_hour: 2.5,
-  });
+  const booking = await admin.createBooking(h200Booking(tenant.tenant_id));
   // Setup, not measured: one confirmation through the API (to learn its binding), then approved copies of it.
   const inject = await app.inject({
     method: 'POST',

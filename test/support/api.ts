@@ -5,6 +5,7 @@ import pg from 'pg';
 import { buildApp, createAdminService, createApiLedger, type AdminService } from '@ito/api';
 import { createLogger } from '@ito/config';
 import { manifestDigest } from '@ito/contracts';
+import { h200Booking } from '../fixtures/bookings.js';
 import { freshDatabase } from './db.js';
 
 export const EXAMPLE_MANIFEST = readFileSync(new URL('../../../shared/examples/manifest.json', import.meta.url), 'utf8');
@@ -74,19 +75,7 @@ export type Api = Awaited<ReturnType<typeof startApi>>;
 /** A tenant with its two keys and a completed 2×8 H200 booking on InfiniBand for the next 30 days. */
 export async function seedTenant(api: Api, overrides: Record<string, unknown> = {}) {
   const tenant = await api.admin.createTenant({ name: 'acme' });
-  const start = new Date(Date.now() - 3600_000);
-  const booking = await api.admin.createBooking({
-    tenant_id: tenant.tenant_id,
-    gpu: 'h200',
-    nodes: 2,
-    gpus_per_node: 8,
-    region: 'us-east-1',
-    fabric: 'infiniband',
-    term_start: start.toISOString(),
-    term_end: new Date(start.getTime() + 30 * 86400_000).toISOString(),
-    rate_usd_per_gpu_hour: 2.5,
-    ...overrides,
-  });
+  const booking = await api.admin.createBooking(h200Booking(tenant.tenant_id, overrides));
   return { tenant, booking, requester: tenant.requester_key, approver: tenant.approver_key, bookingId: booking.booking_id };
 }
 

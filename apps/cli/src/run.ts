@@ -1,5 +1,5 @@
 import { isTransportError } from '@ito/client';
-import { ConfigError, loadConfig } from '@ito/config';
+import { loadConfigOrUsage } from './config-or-usage.js';
 import { CLIENT_MANIFEST_CODES, EXIT, ItoError, fail } from '@ito/contracts';
 import type { ParsedCommand, UsageProblem } from './args/parse.js';
 import { createContext } from './context.js';
@@ -62,13 +62,9 @@ export async function runIto(parsed: ParsedCommand | UsageProblem): Promise<neve
   }
   // Capabilities needs no credential, no network and no configuration: ECC runs it with an empty environment.
   if (parsed.verb.name === 'capabilities') return emit(await (await HANDLERS.capabilities!())(parsed, null as never), parsed.json);
-  let config;
-  try {
-    config = loadConfig();
-  } catch (err) {
-    if (err instanceof ConfigError) return emit(usageOutcome(err.message), parsed.json);
-    throw err;
-  }
+  const loaded = loadConfigOrUsage();
+  if ('outcome' in loaded) return emit(loaded.outcome, parsed.json);
+  const { config } = loaded;
   const connect = millis(parsed.flags['connect-timeout'], 'connect-timeout', config.ITO_CONNECT_TIMEOUT_MS);
   if (typeof connect !== 'number') return emit(connect, parsed.json);
   const overall = millis(parsed.flags.timeout, 'timeout', config.ITO_REQUEST_TIMEOUT_MS);

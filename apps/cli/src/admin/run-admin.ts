@@ -1,4 +1,5 @@
-import { ConfigError, createLogger, loadConfig } from '@ito/config';
+import { createLogger } from '@ito/config';
+import { loadConfigOrUsage } from '../config-or-usage.js';
 import { ItoError, fail, ok } from '@ito/contracts';
 import type { ParsedCommand, UsageProblem } from '../args/parse.js';
 import { emit, usageOutcome, type Outcome } from '../output.js';
@@ -13,13 +14,9 @@ export async function runAdmin(parsed: ParsedCommand | UsageProblem): Promise<ne
   if (parsed.kind === 'usage') {
     return emit(usageOutcome(parsed.message, parsed.topic ? `run \`ito-admin ${parsed.topic} --help\`` : 'run `ito-admin --help`'), parsed.json);
   }
-  let config;
-  try {
-    config = loadConfig();
-  } catch (err) {
-    if (err instanceof ConfigError) return emit(usageOutcome(err.message), parsed.json);
-    throw err;
-  }
+  const loaded = loadConfigOrUsage();
+  if ('outcome' in loaded) return emit(loaded.outcome, parsed.json);
+  const { config } = loaded;
   const handler = ADMIN_HANDLERS[parsed.verb.name]!;
   let outcome: Outcome;
   let pool: { end(): Promise<void> } | null = null;
