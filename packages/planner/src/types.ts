@@ -55,19 +55,14 @@ export interface PlanPhase {
   hours: number;
 }
 
-export interface Plan {
-  tp: number;
-  pp: number;
-  dp: number;
-  cp: number;
-  fsdp: boolean;
-  fsdp_shard: FsdpShard;
-  recompute: Recompute;
+/** The layout fields the headline plan repeats from its main stage plan. */
+export type StageLayout = Pick<
+  StagePlan,
+  'tp' | 'pp' | 'dp' | 'cp' | 'fsdp' | 'fsdp_shard' | 'recompute' | 'micro_batch' | 'global_batch_sequences' | 'gradient_accumulation' | 'memory_per_gpu_gb'
+>;
+
+export interface Plan extends StageLayout {
   precision: Precision;
-  micro_batch: number;
-  global_batch_sequences: number;
-  gradient_accumulation: number;
-  memory_per_gpu_gb: number;
   gpu_memory_gb: number;
   /** Base MFU assumed for the precision (see PLAN_ASSUMPTIONS); penalties are in `stage_plans`. */
   mfu_assumption: number;

@@ -1,6 +1,6 @@
 import type pg from 'pg';
 import type { RunState } from '@ito/contracts';
-import { DEFAULT_TENANT_POLICY, MAX_FAILED_USES, type Booking, type ConfirmationRecord, type RunAggregate, type TenantPolicy } from '@ito/domain';
+import { DEFAULT_TENANT_POLICY, MAX_FAILED_USES, type Booking, type ConfirmationRecord, type RunAggregate, type RunEventMap, type TenantPolicy } from '@ito/domain';
 
 /**
  * Query functions take the client first and name the tenant in every WHERE: tenant isolation lives here.
@@ -29,18 +29,14 @@ export async function getTenantPolicy(db: Db, tenantId: string): Promise<TenantP
   return { ...DEFAULT_TENANT_POLICY, ...(rows[0]?.policy ?? {}) };
 }
 
-export interface RunRow {
-  run_id: string;
-  tenant_id: string;
-  booking_id: string;
+/** A runs row: what RunReserved recorded, plus the folded state. */
+export interface RunRow
+  extends Pick<
+    RunEventMap['RunReserved'],
+    'run_id' | 'tenant_id' | 'booking_id' | 'manifest_digest' | 'idempotency_key' | 'confirmation_ref' | 'estimated_cost_usd' | 'incremental_cost_usd' | 'plan'
+  > {
   state: RunState;
   stage: string | null;
-  manifest_digest: string;
-  idempotency_key: string;
-  confirmation_ref: string;
-  estimated_cost_usd: number;
-  incremental_cost_usd: number;
-  plan: Record<string, unknown>;
   aggregate: RunAggregate;
   version: number;
   created_at: Date;
