@@ -86,7 +86,9 @@ describe('bookings and eligibility', () => {
     ] as const) {
       const s = await seedTenant(api);
       await api.admin.setBookingStatus({ bookingId: s.bookingId, status });
+      const before = await footprint(api);
       expect((await api.call('POST', `/v1/bookings/${s.bookingId}/eligibility`, { key: s.requester })).body.error.code).toBe(code);
+      expect(await footprint(api)).toEqual(before);
     }
     const pending = await seedTenant(api, { status: 'pending' });
     expect((await api.call('POST', `/v1/bookings/${pending.bookingId}/eligibility`, { key: pending.requester })).body.error.code).toBe('booking_incomplete');
@@ -94,8 +96,10 @@ describe('bookings and eligibility', () => {
 
   it('a stated expectation that differs is booking_mismatch; a stale eligibility is eligibility_stale', async () => {
     const seed = await seedTenant(api);
+    const before = await footprint(api);
     const m = await api.call('POST', `/v1/bookings/${seed.bookingId}/eligibility`, { key: seed.requester, body: { expect: { gpu: 'h100' } } });
     expect(m.body.error.code).toBe('booking_mismatch');
+    expect(await footprint(api)).toEqual(before);
     const e = await api.call('POST', `/v1/bookings/${seed.bookingId}/eligibility`, { key: seed.requester });
     await api.pool.query('update bookings set nodes = 1 where booking_id = $1', [seed.bookingId]);
     const ref = await api.call('POST', '/v1/runs', {
@@ -104,6 +108,7 @@ describe('bookings and eligibility', () => {
       body: { booking_id: seed.bookingId, manifest: EXAMPLE_MANIFEST, manifest_digest: manifestDigest(EXAMPLE_MANIFEST), confirmation_ref: 'cfm_x', eligibility_id: e.body.data.eligibility_id },
     });
     expect(ref.body.error.code).toBe('eligibility_stale');
+    expect(await footprint(api)).toEqual(before);
   });
 });
 
@@ -130,8 +135,10 @@ describe('plans', () => {
     const seed = await seedTenant(api, { gpu: 'a100', nodes: 1, gpus_per_node: 8, fabric: 'infiniband' });
     const m = JSON.parse(EXAMPLE_MANIFEST);
     m.model.parameters = '405B';
+    const before = await footprint(api);
     const r = await api.call('POST', '/v1/plans', { key: seed.requester, body: { booking_id: seed.bookingId, manifest: JSON.stringify(m) } });
     expect(r.body.error.code).toBe('plan_refused');
+    expect(await footprint(api)).toEqual(before);
     expect(r.body.error.message.length).toBeGreaterThan(10);
   });
 
@@ -139,8 +146,10 @@ describe('plans', () => {
     const seed = await seedTenant(api, { nodes: 8, fabric: 'ethernet' });
     const m = JSON.parse(EXAMPLE_MANIFEST);
     m.model.parameters = '70B';
+    const before = await footprint(api);
     const r = await api.call('POST', '/v1/plans', { key: seed.requester, body: { booking_id: seed.bookingId, manifest: JSON.stringify(m) } });
     expect(r.body.error.code).toBe('fabric_unsupported');
+    expect(await footprint(api)).toEqual(before);
   });
 });
 
