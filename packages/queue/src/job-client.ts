@@ -61,9 +61,13 @@ export function createJobClient<C extends JobCatalog>(kit: QueueKit, catalog: C)
     },
     async snapshot(name, jobId) {
       const def = definition(name);
-      const job = await kit.queue(queueNameOf(name, def)).getJob(jobId);
+      const queue = kit.queue(queueNameOf(name, def));
+      // State first, then the job: a job that finishes between the two reads is then seen as finished with its
+      // result or reason, never as finished with the fields it had before.
+      const state = (await queue.getJobState(jobId)) as JobStatus;
+      if (state === 'unknown') return null;
+      const job = await queue.getJob(jobId);
       if (!job) return null;
-      const state = (await job.getState()) as JobStatus;
       return {
         jobId,
         state,
