@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import rateLimit from '@fastify/rate-limit';
-import { ItoError, fail } from '@ito/contracts';
+import { ItoError, fail, manifestJsonSchema } from '@ito/contracts';
 import type { ApiDeps } from './deps.js';
 import { buildOpenApi } from './http/openapi.js';
 import { registerRequestMetrics } from './http/request-metrics.js';
@@ -92,6 +92,9 @@ export async function buildApp(deps: ApiDeps): Promise<FastifyInstance> {
     const openapi = buildOpenApi(routes, API_VERSION);
     app.get('/v1/openapi.json', async () => openapi);
     app.get('/openapi.json', async () => openapi);
+    // The manifest's JSON Schema, for editors and reviewers: the same zod schema the server validates with.
+    const manifestSchemaDoc = manifestJsonSchema();
+    app.get('/v1/schemas/manifest.json', async () => manifestSchemaDoc);
   }
 
   await app.ready();

@@ -19,6 +19,13 @@ describe('HTTP edges', () => {
     expect(post.parameters.some((p: any) => p.name === 'Idempotency-Key' && p.required)).toBe(true);
   });
 
+  it('serves the manifest JSON Schema without a credential', async () => {
+    const r = await api.call('GET', '/v1/schemas/manifest.json');
+    expect(r.status).toBe(200);
+    expect(r.body.additionalProperties).toBe(false);
+    expect(r.body.properties.schema.const).toBe('ito.train.manifest/v1');
+  });
+
   it('refuses a body over the limit with validation_failed', async () => {
     const seed = await seedTenant(api);
     const r = await api.call('POST', '/v1/plans', { key: seed.requester, body: { booking_id: seed.bookingId, manifest: 'x'.repeat(3 * 1024 * 1024) } });
