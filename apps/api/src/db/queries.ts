@@ -73,8 +73,11 @@ export interface ConfirmationRow extends ConfirmationRecord {
 
 export type StoredConfirmation = ConfirmationRow;
 
-export async function getConfirmation(db: Db, tenantId: string, ref: string): Promise<StoredConfirmation | null> {
-  const { rows } = await db.query<ConfirmationRow>('select * from confirmations where tenant_id = $1 and ref = $2', [tenantId, ref]);
+export async function getConfirmation(db: Db, tenantId: string, ref: string, opts: { forUpdate?: boolean } = {}): Promise<StoredConfirmation | null> {
+  const { rows } = await db.query<ConfirmationRow>(`select * from confirmations where tenant_id = $1 and ref = $2${opts.forUpdate ? ' for update' : ''}`, [
+    tenantId,
+    ref,
+  ]);
   return rows[0] ?? null;
 }
 

@@ -1,22 +1,12 @@
 import type pg from 'pg';
 import type { BookingStatus } from '@ito/contracts';
+import type { Booking } from '@ito/domain';
 import type { InlineProjection, StoredEvent } from '@ito/ledger';
 
 /** The events of a booking stream (`booking-<id>`), as the desk reports them. */
 export interface BookingEventMap {
-  BookingRecorded: {
-    booking_id: string;
-    status: BookingStatus;
-    gpu: string;
-    nodes: number;
-    gpus_per_node: number;
-    region: string;
-    fabric: string;
-    term_start: string;
-    term_end: string;
-    rate_usd_per_gpu_hour: number;
-    node_inventory: string[];
-  };
+  /** The domain's Booking as the desk reports it, the term as ISO instants; the stream names the tenant. */
+  BookingRecorded: Omit<Booking, 'tenant_id' | 'term_start' | 'term_end'> & { term_start: string; term_end: string };
   BookingStatusChanged: { booking_id: string; status: BookingStatus; reason: string };
 }
 

@@ -84,13 +84,14 @@ export async function requestConfirmation(res: Resources, tenantId: string, requ
     binding = { booking_id: run.booking_id, run_id: run.run_id, manifest_digest: run.manifest_digest, cost_usd: 0, max_incremental_cost_usd: 0 };
   }
 
-  await res.ledger.transaction(async (tx) => {
+  const stored = await res.ledger.transaction(async (tx) => {
     // The approver reviews these exact bytes; the run that consumes the confirmation is bound to their digest.
     if (req.action === 'train.create') await saveManifest(tx.client, tenantId, binding.manifest_digest!, req.manifest);
-    await tx.client.query(
+    const { rows } = await tx.client.query<StoredConfirmation>(
       `insert into confirmations (ref, tenant_id, action, booking_id, run_id, manifest_digest, cost_usd, max_incremental_cost_usd,
          status, requested_by, details, created_at, expires_at)
-       values ($1,$2,$3,$4,$5,$6,$7,$8,'pending',$9,$10,$11,$12)`,
+       values ($1,$2,$3,$4,$5,$6,$7,$8,'pending',$9,$10,$11,$12)
+       returning *`,
       [ref, tenantId, req.action, binding.booking_id, binding.run_id, binding.manifest_digest, binding.cost_usd, binding.max_incremental_cost_usd,
         requestedBy, JSON.stringify(details), now, expiresAt],
     );
@@ -99,9 +100,9 @@ export async function requestConfirmation(res: Resources, tenantId: string, requ
       [{ type: 'ConfirmationRequested', data: { ref, action: req.action, ...binding, expires_at: expiresAt.toISOString() }, metadata: { actor: requestedBy } }],
       { tenantId, expectedVersion: 'no_stream' },
     );
+    return rows[0]!;
   });
-  const stored = await getConfirmation(res.pool, tenantId, ref);
-  return confirmationView(stored!);
+  return confirmationView(stored);
 }
 
 export async function showConfirmation(res: Resources, tenantId: string, ref: string) {
@@ -113,23 +114,19 @@ export async function showConfirmation(res: Resources, tenantId: string, ref: st
 /** Approve or deny, by an approver credential of the same tenant, while pending and unexpired. */
 export async function decideConfirmation(res: Resources, tenantId: string, approver: string, ref: string, decision: 'approve' | 'deny') {
   const now = res.now();
-  await res.ledger.transaction(async (tx: LedgerTx) => {
-    const { rows } = await tx.client.query('select ref from confirmations where tenant_id = $1 and ref = $2 for update', [tenantId, ref]);
-    const record = rows.length ? await getConfirmation(tx.client, tenantId, ref) : null;
-    checkConfirmationDecision(record, tenantId, now);
+  const decided = await res.ledger.transaction(async (tx: LedgerTx) => {
+    checkConfirmationDecision(await getConfirmation(tx.client, tenantId, ref, { forUpdate: true }), tenantId, now);
     const status = decision === 'approve' ? 'approved' : 'denied';
-    await tx.client.query('update confirmations set status = $3, decided_by = $4, decided_at = $5 where tenant_id = $1 and ref = $2', [
-      tenantId,
-      ref,
-      status,
-      approver,
-      now,
-    ]);
+    const { rows } = await tx.client.query<StoredConfirmation>(
+      'update confirmations set status = $3, decided_by = $4, decided_at = $5 where tenant_id = $1 and ref = $2 returning *',
+      [tenantId, ref, status, approver, now],
+    );
     await tx.append(
       confirmationStreamId(ref),
       [{ type: decision === 'approve' ? 'ConfirmationApproved' : 'ConfirmationDenied', data: { ref, decided_by: approver }, metadata: { actor: approver } }],
       { tenantId, expectedVersion: 'any' },
     );
+    return rows[0]!;
   });
-  return showConfirmation(res, tenantId, ref);
+  return confirmationView(decided);
 }
