@@ -34,7 +34,7 @@ const flag = (name: string, dflt: number) => {
 const REQUESTS = flag('--requests', 2000);
 const CLIENTS = flag('--clients', 50);
 const adminUrl = process.env.ITO_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
-const manifest = readFileSync(new URL('../../../shared/examples/manifest.json', import.meta.url), 'utf8');
+const manifest = readFileSync(new URL('../../examples/manifest.json', import.meta.url), 'utf8');
 const say = (line: string) => {
   if (!json) process.stderr.write(`${line}\n`);
 };

@@ -8,7 +8,7 @@ import { manifestDigest } from '@ito/contracts';
 import { h200Booking } from '../fixtures/bookings.js';
 import { freshDatabase } from './db.js';
 
-export const EXAMPLE_MANIFEST = readFileSync(new URL('../../../shared/examples/manifest.json', import.meta.url), 'utf8');
+export const EXAMPLE_MANIFEST = readFileSync(new URL('../../examples/manifest.json', import.meta.url), 'utf8');
 
 export interface CallResult {
   status: number;

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { manifestDigest } from '@ito/contracts';
 import { readManifestSafely } from '../src/manifest/read-manifest.js';
 
-const EXAMPLE = readFileSync(new URL('../../../../shared/examples/manifest.json', import.meta.url));
+const EXAMPLE = readFileSync(new URL('../../../examples/manifest.json', import.meta.url));
 let dir: string;
 
 beforeAll(() => {

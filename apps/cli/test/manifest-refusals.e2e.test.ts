@@ -7,7 +7,7 @@ import { manifestDigest } from '@ito/contracts';
 import { runCli } from './support/cli.js';
 import { envelope, startCountingServer } from './support/counting-server.js';
 
-const EXAMPLE = readFileSync(new URL('../../../../shared/examples/manifest.json', import.meta.url));
+const EXAMPLE = readFileSync(new URL('../../../examples/manifest.json', import.meta.url));
 
 let server: Awaited<ReturnType<typeof startCountingServer>>;
 let dir: string;

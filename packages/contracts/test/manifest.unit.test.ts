@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { ERROR_CODES, EXIT, exitCodeFor, fail, manifestDigest, manifestJsonSchema, ok, parseManifest } from '@ito/contracts';
 
-const example = readFileSync(new URL('../../../../shared/examples/manifest.json', import.meta.url), 'utf8');
+const example = readFileSync(new URL('../../../examples/manifest.json', import.meta.url), 'utf8');
 const edit = (fn: (m: any) => void) => {
   const m = JSON.parse(example);
   fn(m);

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { ItoError, parseManifest, type Manifest } from '@ito/contracts';
 import { DEFAULT_TENANT_POLICY, checkBookingUsable, checkBudget, checkCheckpointStorage, checkDataPolicy, type Booking } from '@ito/domain';
 
-const example = readFileSync(new URL('../../../../shared/examples/manifest.json', import.meta.url), 'utf8');
+const example = readFileSync(new URL('../../../examples/manifest.json', import.meta.url), 'utf8');
 function manifest(): Manifest {
   const r = parseManifest(example);
   if (!r.ok) throw new Error('example must parse');

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { scanForSecrets } from '../src/secret-scan.js';
 
-const exampleText = readFileSync(new URL('../../../../shared/examples/manifest.json', import.meta.url), 'utf8');
+const exampleText = readFileSync(new URL('../../../examples/manifest.json', import.meta.url), 'utf8');
 
 // Fake credentials, assembled at run time so the source file itself carries no credential-shaped literal.
 const b64url = (o: object): string => Buffer.from(JSON.stringify(o)).toString('base64url');

@@ -6,7 +6,7 @@ export const NOW = new Date('2026-12-01T00:00:00Z');
 const DAY_MS = 86_400_000;
 
 export function exampleManifest(): Manifest {
-  const text = readFileSync(new URL('../../../../shared/examples/manifest.json', import.meta.url), 'utf8');
+  const text = readFileSync(new URL('../../../examples/manifest.json', import.meta.url), 'utf8');
   const parsed = parseManifest(text);
   if (!parsed.ok) throw new Error(`example manifest does not parse: ${JSON.stringify(parsed.issues)}`);
   return parsed.manifest;
