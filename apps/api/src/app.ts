@@ -7,6 +7,9 @@ import { buildOpenApi } from './http/openapi.js';
 import { registerRequestMetrics } from './http/request-metrics.js';
 import type { RegisteredRoute } from './http/route.js';
 import type { Resources } from './resources.js';
+import { createAssignmentNotifier } from './agent/assignment-notifier.js';
+import { DEFAULT_AGENT_SETTINGS } from './agent/agent-service.js';
+import { registerAgentRoutes } from './routes/agent.js';
 import { registerBookingRoutes } from './routes/bookings.js';
 import { registerConfirmationRoutes } from './routes/confirmations.js';
 import { createMetricsRegistry, registerHealthRoutes } from './routes/health.js';
@@ -78,17 +81,23 @@ export async function buildApp(deps: ApiDeps): Promise<FastifyInstance> {
       },
     });
 
+    const assignments = createAssignmentNotifier(deps.pool, deps.logger);
+    // Before the server stops accepting: held long polls answer at once instead of holding the close up.
+    app.addHook('preClose', async () => assignments.close());
     const res: Resources = {
       pool: deps.pool,
       ledger: deps.ledger ?? createApiLedger(deps.pool),
       logger: deps.logger,
       now: deps.now ?? (() => new Date()),
+      agent: deps.agent ?? DEFAULT_AGENT_SETTINGS,
+      assignments,
     };
     const routes: RegisteredRoute[] = [];
     registerIdentityRoutes(app, res, routes);
     registerBookingRoutes(app, res, routes);
     registerConfirmationRoutes(app, res, routes);
     registerRunRoutes(app, res, routes);
+    registerAgentRoutes(app, res, routes);
     const openapi = buildOpenApi(routes, API_VERSION);
     app.get('/v1/openapi.json', async () => openapi);
     app.get('/openapi.json', async () => openapi);

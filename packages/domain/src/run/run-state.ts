@@ -60,7 +60,7 @@ export interface RunAggregate {
   stopRequested: { reason: 'budget_exhausted'; spent_usd: number; ceiling_usd: number } | null;
   /** A proposed (and, once approved, pending) restart after a loss spike. */
   restart: { from: CheckpointRef | null; skip_steps: { from: number; to: number } | null; stage: string; approved: boolean } | null;
-  cleanup: { to_remove: string[]; done: boolean } | null;
+  cleanup: { to_remove: string[]; done: boolean; release_booking: boolean } | null;
   failure: { reason: string; code?: string } | null;
 }
 
@@ -293,10 +293,10 @@ export function evolveRun(state: RunAggregate, event: RunEvent): RunAggregate {
         ...next,
         status: 'cleaning_up',
         terminal: state.terminal ?? (isTerminalStatus(state.status) ? state.status : null),
-        cleanup: { to_remove: event.data.to_remove, done: false },
+        cleanup: { to_remove: event.data.to_remove, done: false, release_booking: event.data.release_booking },
       };
     case 'CleanupCompleted':
-      return { ...next, status: 'cleaned', cleanup: { to_remove: state.cleanup?.to_remove ?? [], done: true } };
+      return { ...next, status: 'cleaned', cleanup: { to_remove: state.cleanup?.to_remove ?? [], done: true, release_booking: event.data.booking_released } };
     case 'RunSucceeded':
       return { ...next, status: 'succeeded', terminal: 'succeeded' };
     case 'RunFailed':
