@@ -20,7 +20,7 @@ export interface CallResult {
  * A real API server on a fresh database, listening on a loopback port, with a controllable clock offset and
  * the log lines it wrote (to check that no secret reaches a log).
  */
-export async function startApi(opts: { rateLimit?: { max: number; timeWindowMs: number } } = {}) {
+export async function startApi(opts: { rateLimit?: { max: number; timeWindowMs: number }; agent?: { heartbeatIntervalS: number; heartbeatMisses: number } } = {}) {
   const db = await freshDatabase();
   const pool = new pg.Pool({ connectionString: db.url, max: 30 });
   const logLines: string[] = [];
@@ -34,7 +34,7 @@ export async function startApi(opts: { rateLimit?: { max: number; timeWindowMs: 
   const clock = { offsetMs: 0 };
   const now = () => new Date(Date.now() + clock.offsetMs);
   const ledger = createApiLedger(pool);
-  const app = await buildApp({ logger, readiness: [], pool, ledger, now, ...(opts.rateLimit ? { rateLimit: opts.rateLimit } : {}) });
+  const app = await buildApp({ logger, readiness: [], pool, ledger, now, ...(opts.rateLimit ? { rateLimit: opts.rateLimit } : {}), ...(opts.agent ? { agent: opts.agent } : {}) });
   await app.listen({ port: 0, host: '127.0.0.1' });
   const url = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
   const admin: AdminService = createAdminService({ pool, ledger, now });
@@ -105,6 +105,7 @@ export async function footprint(api: Api) {
   const q = async (sql: string) => Number((await api.pool.query<{ n: string }>(sql)).rows[0]!.n);
   return {
     runs: await q('select count(*) as n from runs'),
+    tasks: await q('select count(*) as n from tasks'),
     events: await q('select count(*) as n from events'),
     consumed: await q(`select count(*) as n from confirmations where status = 'consumed'`),
     idempotency: await q('select count(*) as n from idempotency_keys'),
