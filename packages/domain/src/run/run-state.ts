@@ -266,9 +266,7 @@ export function evolveRun(state: RunAggregate, event: RunEvent): RunAggregate {
         status,
         resumeTo: state.status === 'awaiting_operator' ? state.resumeTo : (state.status as RunState),
         restart: {
-          from: event.data.from_checkpoint_id
-            ? (state.checkpoints.find((c) => c.checkpoint_id === event.data.from_checkpoint_id) ?? null)
-            : null,
+          from: refOf(state.checkpoints.find((c) => c.checkpoint_id === event.data.from_checkpoint_id)),
           skip_steps: event.data.skip_steps ?? null,
           stage: event.data.stage ?? state.stage ?? '',
           approved: false,
@@ -308,6 +306,10 @@ export function evolveRun(state: RunAggregate, event: RunEvent): RunAggregate {
       return never;
     }
   }
+}
+
+function refOf(c: RunCheckpoint | undefined): CheckpointRef | null {
+  return c ? { checkpoint_id: c.checkpoint_id, uri: c.uri, step: c.step } : null;
 }
 
 function isTerminalStatus(status: RunAggregate['status']): status is RunState {
