@@ -33,7 +33,7 @@ const removeCheckpoint: CheckpointRemover = {
  * pipeline's BullMQ workers on the chosen backend, and the orchestrator relay. Agents are real `Agent`s talking
  * HTTP to the API with node credentials; only what runs a task on a node is chosen by the test.
  */
-export async function startPipeline(backend: BackendKind, opts: { heartbeatIntervalS?: number } = {}) {
+export async function startPipeline(backend: BackendKind, opts: { heartbeatIntervalS?: number; relay?: boolean } = {}) {
   const api = await startApi({ agent: { heartbeatIntervalS: opts.heartbeatIntervalS ?? 1, heartbeatMisses: 3 } });
   const db = new URL(api.pool.options.connectionString!);
   const cfg: QueueBackendConfig =
@@ -49,9 +49,11 @@ export async function startPipeline(backend: BackendKind, opts: { heartbeatInter
     nodeAliveWithinMs: (opts.heartbeatIntervalS ?? 1) * 3 * 1000,
     checkpoints: removeCheckpoint,
   };
-  startJobWorkers(kit, pipelineJobs, pipelineHandlers(res), { concurrency: 8 });
+  const handlers = pipelineHandlers(res);
+  if (opts.relay !== false) startJobWorkers(kit, pipelineJobs, handlers, { concurrency: 8 });
   const jobs = createJobClient(kit, pipelineJobs);
-  const relay: Relay = startRelay(api.ledger, orchestratorProjection(jobs), logger, { pollMs: 20 });
+  // Without the relay nothing is enqueued: a test then drives the handlers itself.
+  const relay: Relay | null = opts.relay === false ? null : startRelay(api.ledger, orchestratorProjection(jobs), logger, { pollMs: 20 });
   const agents: Agent[] = [];
 
   async function startAgent(nodeCredential: string, executor: Executor): Promise<Agent> {
@@ -87,12 +89,14 @@ export async function startPipeline(backend: BackendKind, opts: { heartbeatInter
     api,
     kit,
     jobs,
+    res,
+    handlers,
     workerLog,
     startAgent,
     startNodes,
     async close() {
       await Promise.all(agents.map((a) => a.stop()));
-      await relay.stop();
+      await relay?.stop();
       await kit.close();
       await api.close();
     },

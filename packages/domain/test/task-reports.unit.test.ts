@@ -136,3 +136,13 @@ describe('task reports', () => {
     expect(next.accruedUsd).toBeCloseTo(40, 6);
   });
 });
+
+describe('a stop the control plane asked for', () => {
+  it('is acknowledged as TaskStopped while the run is cancelling; a stop nobody asked for hands the task back', () => {
+    const h = started(planned(), 'pretrain');
+    const stop: TaskReport = { type: 'fail', task_id: T0, node_id: NODES[0]!, body: { attempt: 1, seq: 1, kind: 'stopped', reason: 'asked to stop' } };
+    const cancelling = [...h, { type: 'CancelRequested', data: { run_id: RUN, confirmation_ref: 'c' } } as RunEvent];
+    expect(decideTaskReport(fold(cancelling), stop).events.map((e) => e.type)).toEqual(['TaskStopped']);
+    expect(decideTaskReport(fold(h), stop).events.map((e) => e.type)).toEqual(['TaskFailed', 'TasksWithdrawn', 'StageFailed']);
+  });
+});

@@ -109,7 +109,9 @@ export function decideTaskReport(state: RunAggregate, report: TaskReport): Repor
       break;
     case 'fail': {
       const b = report.body;
-      if (b.kind === 'stopped' && (task.status === 'withdrawn' || state.stopRequested || current.status !== 'running' || terminalish)) {
+      // Stopped because the control plane said so (withdrawn, cancelling, budget, operator wait): an
+      // acknowledgement. Stopped on its own (the agent shutting down) is a hand-back: the attempt failed.
+      if (b.kind === 'stopped' && directiveFor(state, task.task_id) !== 'continue') {
         events.push({ type: 'TaskStopped', data: { ...base, node_id: task.node_id, seq: b.seq, reason: b.reason, ...(b.step !== undefined ? { step: b.step } : {}), ...(b.elapsed_s !== undefined ? { elapsed_s: b.elapsed_s } : {}) } });
         break;
       }
