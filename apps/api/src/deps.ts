@@ -20,4 +20,9 @@ export interface ApiDeps {
   now?: () => Date;
   /** Per-credential rate limit. @defaultValue 1200 requests per minute */
   rateLimit?: { max: number; timeWindowMs: number };
+  /**
+   * Failed authentications allowed per client address; past it, the address is refused before any lookup
+   * until the window ends. @defaultValue 60 per minute
+   */
+  authFailureLimit?: { max: number; timeWindowMs: number };
 }

@@ -52,7 +52,12 @@ export function vocabularyOf(schema: z.ZodType): Vocabulary {
   const known = vocabularies.get(schema);
   if (known) return known;
   const names = new Set<string>();
-  const pending: unknown[] = [z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' })];
+  const pending: unknown[] = [];
+  try {
+    pending.push(z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' }));
+  } catch {
+    // A schema JSON Schema cannot describe gets no vocabulary: its keys are all shown by position.
+  }
   while (pending.length > 0) {
     const node = pending.pop();
     if (Array.isArray(node)) {
