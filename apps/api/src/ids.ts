@@ -19,6 +19,11 @@ export function isId(prefix: IdPrefix, value: string): boolean {
   return ID_SHAPE.exec(value)?.[1] === prefix;
 }
 
+/** Whether a string has the shape of any id the API mints (what an access log may record of a path). */
+export function looksLikeId(value: string): boolean {
+  return ID_SHAPE.test(value);
+}
+
 /**
  * What an id from outside (a path segment, a body field) must look like before anything else reads it: a
  * short token of letters, digits, `_` and `-`. NUL bytes, spaces, quotes and non-ASCII never reach a query

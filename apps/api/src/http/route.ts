@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { ItoError, ok, vocabularyOf, type ErrorCode, type Scope } from '@ito/contracts';
 import { authenticate } from '../auth/authenticate.js';
 import { requireNode, requireScope, type Principal } from '../auth/principal.js';
-import { idToken } from '../ids.js';
+import { idToken, looksLikeId } from '../ids.js';
 import type { Resources } from '../resources.js';
 import { requireIdempotencyKey } from '../services/idempotent.js';
 import { validate } from '../validate.js';
@@ -107,7 +107,7 @@ export function defineRoute<B extends z.ZodType = z.ZodUndefined, Q extends z.Zo
       }
       const idempotencyKey = spec.idempotencyKey ? requireIdempotencyKey(req.headers['idempotency-key']) : '';
       const params = spec.params ? validatePath(spec.params, req.params, spec.notFound ?? 'not_found') : undefined;
-      if (params) rememberValidatedIds(req, params as Record<string, string>);
+      if (params) rememberValidatedIds(req, loggableIds(params as Record<string, string>));
       const query = spec.query ? validate(spec.query, refuseNul(req.query, 'query'), 'query') : undefined;
       const body = spec.body ? validate(spec.body, req.body ?? {}, 'body') : undefined;
       const out = await spec.handler({ req, reply, body, query, params, principal, tenantId, actor, idempotencyKey } as RouteContext<z.output<B>, z.output<Q>, z.output<P>>);
@@ -134,6 +134,11 @@ async function authenticateWithinBudget(res: Resources, req: FastifyRequest): Pr
     if (err instanceof ItoError && (err.code === 'unauthenticated' || err.code === 'credential_revoked')) res.authFailures.record(req.ip);
     throw err;
   }
+}
+
+/** Ids as the access log may keep them: only ones shaped as the API mints them (a pasted token is not). */
+function loggableIds(params: Record<string, string>): Record<string, string> {
+  return Object.fromEntries(Object.entries(params).map(([k, v]) => [k, looksLikeId(v) ? v : '<not an id>']));
 }
 
 /** Path ids are opaque to callers: one that fails its shape cannot exist, and is simply not found. */

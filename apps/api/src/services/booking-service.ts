@@ -27,7 +27,7 @@ export async function listBookingViews(res: Resources, tenantId: string) {
 
 export async function showBooking(res: Resources, tenantId: string, bookingId: string) {
   const b = await getBooking(res.pool, tenantId, bookingId);
-  if (!b) throw new ItoError('booking_not_found', `booking ${bookingId} not found`);
+  if (!b) throw new ItoError('booking_not_found', 'no such booking');
   return bookingView(b);
 }
 

@@ -92,7 +92,7 @@ export async function requestConfirmation(res: Resources, tenantId: string, requ
     };
   } else {
     const run = await getRun(res.pool, tenantId, req.run_id);
-    if (!run) throw new ItoError('not_found', `run ${req.run_id} not found`);
+    if (!run) throw new ItoError('not_found', 'no such run');
     binding = { booking_id: run.booking_id, run_id: run.run_id, manifest_digest: run.manifest_digest, cost_usd: 0, max_incremental_cost_usd: 0 };
   }
 
