@@ -201,14 +201,14 @@ describe('self-approval is refused', () => {
 
   it('where keys name a principal, another key of the same principal cannot decide either', async () => {
     const tenantId = seed.tenant.tenant_id;
-    const asker = await api.admin.createKey({ tenantId, scopes: ['runs:write'], principal: 'dana@acme' });
-    const sameperson = await api.admin.createKey({ tenantId, scopes: ['confirmations:approve'], principal: 'dana@acme' });
+    const asker = await api.admin.createKey({ tenantId, scopes: ['runs:write'], principal: 'ml-team@acme' });
+    const samePrincipal = await api.admin.createKey({ tenantId, scopes: ['confirmations:approve'], principal: 'ml-team@acme' });
     const other = await api.admin.createKey({ tenantId, scopes: ['confirmations:approve'], principal: 'finance@acme' });
     const ref = (await api.call('POST', '/v1/confirmations', { key: asker.key, body: trainConfirmationBody() })).body.data.confirmation_ref;
-    await expectRefused(() => api.call('POST', `/v1/confirmations/${ref}/approve`, { key: sameperson.key }).then((x) => ({ ...x, text: '' })), 'forbidden', null);
+    await expectRefused(() => api.call('POST', `/v1/confirmations/${ref}/approve`, { key: samePrincipal.key }).then((x) => ({ ...x, text: '' })), 'forbidden', null);
     const ok = await api.call('POST', `/v1/confirmations/${ref}/approve`, { key: other.key });
-    expect(ok.body.data).toMatchObject({ status: 'approved', requested_by_principal: 'dana@acme', decided_by: other.key_id, decided_by_principal: 'finance@acme' });
-    await expect(api.admin.createTenant({ name: 'x', requesterPrincipal: 'pat@x', approverPrincipal: 'pat@x' })).rejects.toMatchObject({ code: 'validation_failed' });
+    expect(ok.body.data).toMatchObject({ status: 'approved', requested_by_principal: 'ml-team@acme', decided_by: other.key_id, decided_by_principal: 'finance@acme' });
+    await expect(api.admin.createTenant({ name: 'x', requesterPrincipal: 'ops@x', approverPrincipal: 'ops@x' })).rejects.toMatchObject({ code: 'validation_failed' });
   });
 });
 

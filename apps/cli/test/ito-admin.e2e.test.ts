@@ -20,7 +20,7 @@ afterAll(async () => {
 
 describe('ito-admin on the ledger database', () => {
   it('names the principals holding keys, and refuses one principal as both requester and approver', async () => {
-    const same = await admin(['tenant', 'create', '--name', 'solo', '--requester-principal', 'pat@acme', '--approver-principal', 'pat@acme', '--json']);
+    const same = await admin(['tenant', 'create', '--name', 'solo', '--requester-principal', 'ops@acme', '--approver-principal', 'ops@acme', '--json']);
     expect(same.code).toBe(1);
     expect(same.json()).toMatchObject({ ok: false, error: { code: 'validation_failed' } });
     const t = (await admin(['tenant', 'create', '--name', 'acme', '--requester-principal', 'ml@acme', '--approver-principal', 'finance@acme', '--json'])).json();
