@@ -23,4 +23,9 @@ export interface ApiDeps {
   rateLimit?: { max: number; timeWindowMs: number };
   /** What agents are told about heartbeats. @defaultValue 5 s, 3 misses */
   agent?: AgentSettings;
+  /**
+   * Failed authentications allowed per client address; past it, the address is refused before any lookup
+   * until the window ends. @defaultValue 60 per minute
+   */
+  authFailureLimit?: { max: number; timeWindowMs: number };
 }

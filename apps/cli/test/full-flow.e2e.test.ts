@@ -288,6 +288,20 @@ describe('human output of plan, confirm and status', () => {
       expect(out).toMatch(/^ {2}phases:$/m);
       expectNoJsonDump(out);
     }
+    // Who asked, and every manifest field that spends money or touches data, derived from the stored bytes.
+    const m = JSON.parse(EXAMPLE_MANIFEST);
+    expect(show.stdout).toMatch(new RegExp(`^requested_by\\s+${other.tenant.requester_key_id}$`, 'm'));
+    expect(show.stdout).toMatch(/^decided_by\s+-$/m);
+    expect(show.stdout).toMatch(/^manifest:$/m);
+    expect(show.stdout).toContain(`  digest         ${DIGEST}`);
+    expect(show.stdout).toContain(`  model          llama 8B at ${m.model.revision} (pretrained)`);
+    expect(show.stdout).toContain(`  checkpoints    ${m.checkpoint.storage} every 30 min, keep 3`);
+    expect(show.stdout).toContain('  budget         ceiling $60,000.00, max incremental $4,000.00');
+    expect(show.stdout).toContain('  curriculum     pretrain → mid_train → long_context → post_training');
+    expect(show.stdout).toContain('  post-training  sft → dpo → rlvr');
+    for (const d of m.data) expect(show.stdout).toContain(`    - ${d.ref} sha256 ${d.sha256}, ${d.tokens} tokens, license ${d.license}`);
+    const approved = await as(other.approver, ['confirm', 'approve', ref!]);
+    expect(approved.stdout).toMatch(new RegExp(`^decided_by\\s+${other.tenant.approver_key_id}$`, 'm'));
   });
 
   it('status shows the run without its stored plan JSON', async () => {

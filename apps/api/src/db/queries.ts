@@ -1,5 +1,6 @@
 import type pg from 'pg';
 import type { RunState } from '@ito/contracts';
+import { isId } from '../ids.js';
 import { DEFAULT_TENANT_POLICY, MAX_FAILED_USES, normalizeRunAggregate, type Booking, type ConfirmationRecord, type RunAggregate, type RunEventMap, type TenantPolicy } from '@ito/domain';
 
 /**
@@ -15,6 +16,7 @@ const BOOKING_COLUMNS = `booking_id, tenant_id, status, gpu, nodes, gpus_per_nod
   rate_usd_per_gpu_hour, node_inventory`;
 
 export async function getBooking(db: Db, tenantId: string, bookingId: string): Promise<Booking | null> {
+  if (!isId('bkg', bookingId)) return null;
   const { rows } = await db.query<BookingRow>(`select ${BOOKING_COLUMNS} from bookings where tenant_id = $1 and booking_id = $2`, [tenantId, bookingId]);
   return rows[0] ?? null;
 }
@@ -44,6 +46,7 @@ export interface RunRow
 }
 
 export async function getRun(db: Db, tenantId: string, runId: string, opts: { forUpdate?: boolean } = {}): Promise<RunRow | null> {
+  if (!isId('run', runId)) return null;
   const { rows } = await db.query<RunRow>({
     name: opts.forUpdate ? 'ito_run_get_for_update' : 'ito_run_get',
     text: `select * from runs where tenant_id = $1 and run_id = $2${opts.forUpdate ? ' for update' : ''}`,
@@ -65,7 +68,10 @@ export async function listRuns(db: Db, tenantId: string, filter: { idempotencyKe
 /** A confirmations row: the domain's record plus what the API keeps about its life. */
 export interface ConfirmationRow extends ConfirmationRecord {
   created_at: Date;
+  requested_by: string;
+  requested_by_principal: string | null;
   decided_by: string | null;
+  decided_by_principal: string | null;
   decided_at: Date | null;
   consumed_at: Date | null;
   consumed_for: string | null;
@@ -75,6 +81,7 @@ export interface ConfirmationRow extends ConfirmationRecord {
 export type StoredConfirmation = ConfirmationRow;
 
 export async function getConfirmation(db: Db, tenantId: string, ref: string, opts: { forUpdate?: boolean } = {}): Promise<StoredConfirmation | null> {
+  if (!isId('cfm', ref)) return null;
   const { rows } = await db.query<ConfirmationRow>(`select * from confirmations where tenant_id = $1 and ref = $2${opts.forUpdate ? ' for update' : ''}`, [
     tenantId,
     ref,
@@ -101,6 +108,12 @@ export async function consumeConfirmation(db: Db, tenantId: string, ref: string,
   return rowCount === 1;
 }
 
+/** The manifest bytes stored under a digest, or null. */
+export async function getManifestBody(db: Db, tenantId: string, digest: string): Promise<string | null> {
+  const { rows } = await db.query<{ body: string }>('select body from manifests where tenant_id = $1 and digest = $2', [tenantId, digest]);
+  return rows[0]?.body ?? null;
+}
+
 export async function saveManifest(db: Db, tenantId: string, digest: string, body: string): Promise<void> {
   await db.query('insert into manifests (tenant_id, digest, body) values ($1, $2, $3) on conflict (tenant_id, digest) do nothing', [tenantId, digest, body]);
 }
@@ -110,7 +123,7 @@ export async function saveManifest(db: Db, tenantId: string, digest: string, bod
  * approver saw, kilobytes) would be decompressed, serialised and parsed on every train for nothing.
  */
 const TRAIN_CONFIRMATION_COLUMNS = `ref, tenant_id, action, booking_id, run_id, manifest_digest, cost_usd, max_incremental_cost_usd, status,
-  requested_by, decided_by, decided_at, consumed_at, consumed_for, failed_uses, created_at, expires_at,
+  requested_by, requested_by_principal, decided_by, decided_by_principal, decided_at, consumed_at, consumed_for, failed_uses, created_at, expires_at,
   case when details ? 'eligibility' then jsonb_build_object('eligibility', details->'eligibility') else '{}'::jsonb end as details`;
 
 /**

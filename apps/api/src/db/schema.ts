@@ -27,6 +27,11 @@ export const apiKeys = pgTable(
     secretHash: text('secret_hash').notNull(),
     scopes: text('scopes').array().notNull(),
     label: text('label'),
+    /**
+     * Who holds the key (a person or team name the operator gave), when known. A confirmation is never decided
+     * by the principal that requested it, whichever of their keys they use.
+     */
+    principal: text('principal'),
     createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
     revokedAt: timestamp('revoked_at', { withTimezone: true }),
   },
@@ -73,7 +78,10 @@ export const confirmations = pgTable(
     maxIncrementalCostUsd: doublePrecision('max_incremental_cost_usd').notNull(),
     status: text('status').notNull(),
     requestedBy: text('requested_by').notNull(),
+    /** The requesting key's principal at request time; the decider must be another key and another principal. */
+    requestedByPrincipal: text('requested_by_principal'),
     decidedBy: text('decided_by'),
+    decidedByPrincipal: text('decided_by_principal'),
     decidedAt: timestamp('decided_at', { withTimezone: true }),
     consumedAt: timestamp('consumed_at', { withTimezone: true }),
     consumedFor: text('consumed_for'),

@@ -24,7 +24,7 @@ export function runView(r: RunRow) {
 
 async function requireRun(res: Resources, tenantId: string, runId: string): Promise<RunRow> {
   const run = await getRun(res.pool, tenantId, runId);
-  if (!run) throw new ItoError('not_found', `run ${runId} not found`);
+  if (!run) throw new ItoError('not_found', 'no such run');
   return run;
 }
 
