@@ -64,7 +64,7 @@ export async function startPipeline(backend: BackendKind, opts: { heartbeatInter
       logger,
       version: 'test',
       gpus: () => Array.from({ length: 8 }, (_, index) => ({ index, healthy: true })),
-      progressIntervalMs: 30,
+      progressIntervalMs: 100,
       pollWaitS: 5,
       retryMs: 100,
       stopGraceMs: 5_000,

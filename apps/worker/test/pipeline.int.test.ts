@@ -83,12 +83,13 @@ for (const backend of BACKENDS) {
         await new Promise((r) => setTimeout(r, 50));
         events = await runEvents(p.api, seed, runId);
       }
+      const trail = events.map((e) => `${e.type}${e.data.task_id ? `:${String(e.data.task_id).slice(4, 10)}` : ''}`).join(' ');
       const requested = events.findIndex((e) => e.type === 'CancelRequested');
       const cancelled = events.findIndex((e) => e.type === 'RunCancelled');
       const stopped = events.filter((e) => e.type === 'TaskStopped');
-      expect(new Set(stopped.map((e) => e.data.task_id)).size).toBe(2);
+      expect(new Set(stopped.map((e) => e.data.task_id)).size, trail).toBe(2);
       expect(events.indexOf(stopped[0]!)).toBeGreaterThan(requested);
-      expect(events.slice(cancelled + 1).filter((e) => e.type !== 'TaskStopped')).toEqual([]);
+      expect(events.slice(cancelled + 1).filter((e) => e.type !== 'TaskStopped'), trail).toEqual([]);
       expect(nodes.map((n) => n.agent.tasks)).toEqual([[], []]);
     });
   });

@@ -163,12 +163,6 @@ export async function getTrainContext(
   };
 }
 
-/** The manifest bytes stored under a digest when their confirmation was requested. */
-export async function getManifestBody(db: Db, tenantId: string, digest: string): Promise<string | null> {
-  const { rows } = await db.query<{ body: string }>('select body from manifests where tenant_id = $1 and digest = $2', [tenantId, digest]);
-  return rows[0]?.body ?? null;
-}
-
 /**
  * The booking's nodes that can take a task now: registered to this booking, not revoked, heard from within
  * `aliveWithinMs`, and running no other run's task. Ordered by name, so ranks are stable across attempts.
