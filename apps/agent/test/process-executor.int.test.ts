@@ -85,6 +85,17 @@ describe('process executor with the reference trainer', () => {
     expect(b.events.checkpoints.map((c) => c.step)).toEqual([200, 300]);
   });
 
+  it('checkpoints on the task interval, on a clock scaled by ITO_TIME_SCALE', async () => {
+    // 60,000 trainer seconds per wall second: the 1-minute interval comes every millisecond of wall time.
+    const executor = processExecutor(dir, referenceTrainer('--step-delay-ms', '2', '--progress-every-steps', '10'), { timeScale: 60_000 });
+    const { outcome, events } = await runTask(executor, makeAssignment({ total_steps: 40, checkpoint: { storage, interval_minutes: 1 } }));
+    expect(outcome).toMatchObject({ kind: 'completed', step: 40 });
+    const interval = events.checkpoints.slice(0, -1);
+    expect(interval.length).toBeGreaterThanOrEqual(3);
+    for (let i = 1; i < interval.length; i++) expect(interval[i]!.elapsed_s! - interval[i - 1]!.elapsed_s!).toBeGreaterThanOrEqual(60);
+    expect(events.checkpoints.at(-1)!.step).toBe(40);
+  });
+
   it('stop with checkpoint: a final checkpoint, then stopped', async () => {
     const executor = processExecutor(dir, referenceTrainer('--step-delay-ms', '2', '--progress-every-steps', '5'));
     const events = new RecordedEvents();

@@ -2,6 +2,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { ProcessExecutor } from '../src/executors/process.js';
 import { loadTrainerConfig, parseTrainerConfig, TrainerConfigError, trainerFor } from '../src/executors/trainer-config.js';
 
 function refusal(text: string): string {
@@ -52,8 +53,13 @@ describe('trainer config', () => {
     try {
       const file = join(dir, 'trainers.json');
       await writeFile(file, '{"trainers":{"default":{"argv":["/bin/true"]}}}');
-      expect(await loadTrainerConfig(file)).toEqual({ trainers: { default: { argv: ['/bin/true'] } } });
-      await expect(loadTrainerConfig(join(dir, 'missing.json'))).rejects.toThrow(`trainer config ${join(dir, 'missing.json')}: cannot be read (ENOENT)`);
+      expect(loadTrainerConfig(file)).toEqual({ trainers: { default: { argv: ['/bin/true'] } } });
+      expect(() => loadTrainerConfig(join(dir, 'missing.json'))).toThrow(`trainer config ${join(dir, 'missing.json')}: cannot be read (ENOENT)`);
+      await writeFile(file, ' '.repeat(300 * 1024));
+      expect(() => loadTrainerConfig(file)).toThrow(`trainer config ${file}: larger than 262144 bytes`);
+      // The process executor reads its file when it is made, so a bad file stops the agent at start.
+      await writeFile(file, '{"trainers":{"default":{"argv":["/bin/true"],"argv":["/bin/sh"]}}}');
+      expect(() => new ProcessExecutor({ trainerConfig: file, workDir: join(dir, 'work') })).toThrow(`trainer config ${file}: not one JSON object (duplicate key)`);
     } finally {
       await rm(dir, { recursive: true, force: true });
     }

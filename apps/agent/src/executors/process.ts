@@ -6,8 +6,11 @@ import { loadTrainerConfig, trainerFor, type TrainerConfig } from './trainer-con
 import { TrainerRun, type TrainerStreamStats } from './trainer-run.js';
 
 export interface ProcessExecutorOptions {
-  /** The operator's trainer configuration (see `trainer-config.ts`). */
-  trainers: TrainerConfig;
+  /**
+   * The operator's trainer configuration (see `trainer-config.ts`): the path of its file, read and validated when
+   * the executor is made (so a bad file stops the agent at start), or the parsed configuration.
+   */
+  trainerConfig: string | TrainerConfig;
   /** Absolute directory for task files, kept at mode 0700; trainers run with it as their working directory. */
   workDir: string;
   /**
@@ -50,21 +53,18 @@ export interface ProcessTaskHandle extends TaskHandle {
  */
 export class ProcessExecutor implements Executor {
   readonly kind = 'process' as const;
-  private readonly opts: Required<Omit<ProcessExecutorOptions, 'baseEnv'>> & { baseEnv: NodeJS.ProcessEnv };
+  private readonly trainers: TrainerConfig;
+  private readonly opts: Required<Omit<ProcessExecutorOptions, 'trainerConfig'>>;
 
-  constructor(opts: ProcessExecutorOptions) {
+  constructor({ trainerConfig, ...opts }: ProcessExecutorOptions) {
     if (!isAbsolute(opts.workDir)) throw new Error('the process executor needs an absolute work directory');
+    this.trainers = typeof trainerConfig === 'string' ? loadTrainerConfig(trainerConfig) : trainerConfig;
     this.opts = { timeScale: 1, stopGraceMs: 30_000, killGraceMs: 10_000, maxStderrLines: 10_000, baseEnv: process.env, ...opts };
-  }
-
-  /** The executor for a trainer config file; a bad file stops here with a clear error. */
-  static async fromConfigFile(path: string, opts: Omit<ProcessExecutorOptions, 'trainers'>): Promise<ProcessExecutor> {
-    return new ProcessExecutor({ ...opts, trainers: await loadTrainerConfig(path) });
   }
 
   start(assignment: Assignment, events: TaskEvents): ProcessTaskHandle {
     const spec = assignment.spec;
-    const command = trainerFor(this.opts.trainers, spec);
+    const command = trainerFor(this.trainers, spec);
     const taskFile = join(this.opts.workDir, `${assignment.task_id}.task.json`);
     const run = command
       ? new TrainerRun(spec, events, {

@@ -1,4 +1,4 @@
-import { readFile } from 'node:fs/promises';
+import { readFileSync, statSync } from 'node:fs';
 import { STAGE_NAMES, stageKind, type StageName, type TaskSpec } from '@ito/contracts';
 import { z } from 'zod';
 import { parseStrictJson } from './strict-json.js';
@@ -50,15 +50,19 @@ export class TrainerConfigError extends Error {
 const MAX_CONFIG_BYTES = 256 * 1024;
 const KNOWN_NAMES = new Set<string>(['trainers', 'argv', 'env', ...TRAINER_KEYS]);
 
-/** Reads and validates the file; errors name the file and the place in it, never a value from it. */
-export async function loadTrainerConfig(path: string): Promise<TrainerConfig> {
+/**
+ * Reads and validates the file, once, when the agent starts; errors name the file and the place in it, never a
+ * value from it.
+ */
+export function loadTrainerConfig(path: string): TrainerConfig {
   let text: string;
   try {
-    text = await readFile(path, 'utf8');
+    if (statSync(path).size > MAX_CONFIG_BYTES) throw new TrainerConfigError(`trainer config ${path}: larger than ${MAX_CONFIG_BYTES} bytes`);
+    text = readFileSync(path, 'utf8');
   } catch (err) {
+    if (err instanceof TrainerConfigError) throw err;
     throw new TrainerConfigError(`trainer config ${path}: cannot be read (${(err as NodeJS.ErrnoException).code ?? 'error'})`);
   }
-  if (Buffer.byteLength(text) > MAX_CONFIG_BYTES) throw new TrainerConfigError(`trainer config ${path}: larger than ${MAX_CONFIG_BYTES} bytes`);
   return parseTrainerConfig(text, `trainer config ${path}`);
 }
 

@@ -23,7 +23,7 @@ export function fixtureTrainer(name: string, args: string[] = [], env?: Record<s
 }
 
 export function processExecutor(dir: string, trainers: TrainerConfig, opts: Partial<ProcessExecutorOptions> = {}): ProcessExecutor {
-  return new ProcessExecutor({ trainers, workDir: join(dir, 'work'), stopGraceMs: 5_000, killGraceMs: 2_000, ...opts });
+  return new ProcessExecutor({ trainerConfig: trainers, workDir: join(dir, 'work'), stopGraceMs: 5_000, killGraceMs: 2_000, ...opts });
 }
 
 /** Runs one assignment to its end and returns what it reported. */
