@@ -1,15 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { FaultPlan, FaultSpecError, parseSimFaults } from '../src/executors/faults.js';
+import { refusalMessage } from './support/refusal.js';
 
-function refusal(text: string): string {
-  try {
-    parseSimFaults(text);
-  } catch (err) {
-    expect(err).toBeInstanceOf(FaultSpecError);
-    return (err as Error).message;
-  }
-  throw new Error('expected a refusal');
-}
+const refusal = (text: string) => refusalMessage(() => parseSimFaults(text), FaultSpecError);
 
 describe('ITO_SIM_FAULTS parser', () => {
   it("parses the contract's examples", () => {

@@ -6,7 +6,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import { driverFor } from '@ito/storage';
 import { decodeCheckpoint } from '../src/trainers/reference-checkpoint.js';
 import { makeAssignment, RecordedEvents } from './support/tasks.js';
-import { fixtureTrainer, processExecutor, referenceTrainer, runTask } from './support/process.js';
+import { fixtureTrainer, processExecutor, referenceTrainer, runTask, stopMidway } from './support/process.js';
 
 let dir: string;
 let storage: string;
@@ -98,11 +98,7 @@ describe('process executor with the reference trainer', () => {
 
   it('stop with checkpoint: a final checkpoint, then stopped', async () => {
     const executor = processExecutor(dir, referenceTrainer('--step-delay-ms', '2', '--progress-every-steps', '5'));
-    const events = new RecordedEvents();
-    const handle = executor.start(makeAssignment({ total_steps: 1_000_000, checkpoint: { storage } }), events);
-    await events.until((e) => e.progresses.length >= 3);
-    handle.stop({ checkpoint: true, reason: 'budget exhausted' });
-    const outcome = await handle.done;
+    const { events, outcome } = await stopMidway(executor, makeAssignment({ total_steps: 1_000_000, checkpoint: { storage } }), { checkpoint: true, reason: 'budget exhausted' }, 3);
     expect(outcome).toMatchObject({ kind: 'stopped', reason: 'budget exhausted' });
     expect(events.checkpoints).toHaveLength(1);
     const final = events.checkpoints[0]!;
@@ -113,11 +109,8 @@ describe('process executor with the reference trainer', () => {
 
   it('stop without checkpoint: stopped, nothing saved', async () => {
     const executor = processExecutor(dir, referenceTrainer('--step-delay-ms', '2', '--progress-every-steps', '5'));
-    const events = new RecordedEvents();
-    const handle = executor.start(makeAssignment({ total_steps: 1_000_000, checkpoint: { storage } }), events);
-    await events.until((e) => e.progresses.length >= 2);
-    handle.stop({ checkpoint: false, reason: 'cancelled' });
-    expect(await handle.done).toMatchObject({ kind: 'stopped', reason: 'cancelled' });
+    const { events, outcome } = await stopMidway(executor, makeAssignment({ total_steps: 1_000_000, checkpoint: { storage } }), { checkpoint: false, reason: 'cancelled' });
+    expect(outcome).toMatchObject({ kind: 'stopped', reason: 'cancelled' });
     expect(events.checkpoints).toEqual([]);
     expect(existsSync(join(dir, 'ckpt'))).toBe(false);
   });

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { TrainerConfig } from '../src/executors/trainer-config.js';
-import { processExecutor, PYTHON_DIR, runTask } from './support/process.js';
+import { processExecutor, PYTHON_DIR, runTask, stopMidway } from './support/process.js';
 import { makeAssignment, RecordedEvents } from './support/tasks.js';
 
 /** The machine's python3 runs the example trainer, which emits the protocol through ito_trainer_protocol. */
@@ -63,11 +63,7 @@ describe('the Python protocol module through the process executor', () => {
 
   it('hears the stop line on its listener thread and saves a final checkpoint', async () => {
     const executor = processExecutor(dir, python('--step-delay-ms', '2', '--progress-every-steps', '5'));
-    const events = new RecordedEvents();
-    const handle = executor.start(makeAssignment({ total_steps: 1_000_000, checkpoint: { storage } }), events);
-    await events.until((e) => e.progresses.length >= 2);
-    handle.stop({ checkpoint: true, reason: 'operator' });
-    const outcome = await handle.done;
+    const { events, outcome } = await stopMidway(executor, makeAssignment({ total_steps: 1_000_000, checkpoint: { storage } }), { checkpoint: true, reason: 'operator' });
     expect(outcome).toMatchObject({ kind: 'stopped', reason: 'operator' });
     expect(events.checkpoints).toEqual([expect.objectContaining({ final: true, step: outcome.step })]);
     expect(existsSync(events.checkpoints[0]!.uri.slice('file://'.length))).toBe(true);

@@ -4,16 +4,9 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ProcessExecutor } from '../src/executors/process.js';
 import { loadTrainerConfig, parseTrainerConfig, TrainerConfigError, trainerFor } from '../src/executors/trainer-config.js';
+import { refusalMessage } from './support/refusal.js';
 
-function refusal(text: string): string {
-  try {
-    parseTrainerConfig(text);
-  } catch (err) {
-    expect(err).toBeInstanceOf(TrainerConfigError);
-    return (err as Error).message;
-  }
-  throw new Error('expected a refusal');
-}
+const refusal = (text: string) => refusalMessage(() => parseTrainerConfig(text), TrainerConfigError);
 
 describe('trainer config', () => {
   const config = parseTrainerConfig(

@@ -33,3 +33,12 @@ export async function runTask(executor: ProcessExecutor, assignment: Assignment)
   const outcome = await handle.done;
   return { events, outcome, stats: handle.stats };
 }
+
+/** Starts a long task, waits for `progresses` progress reports, asks it to stop, and returns how it ended. */
+export async function stopMidway(executor: ProcessExecutor, assignment: Assignment, request: { checkpoint: boolean; reason: string }, progresses = 2) {
+  const events = new RecordedEvents();
+  const handle = executor.start(assignment, events);
+  await events.until((e) => e.progresses.length >= progresses);
+  handle.stop(request);
+  return { events, outcome: await handle.done };
+}
