@@ -74,6 +74,9 @@ def load_checkpoint(uri, spec, expect_step=None):
 
 
 def save_checkpoint(spec, state, final=False):
+    """Rank 0 saves and reports for the job; the other ranks hold the same replicated weights."""
+    if spec["rank"] != 0:
+        return ito.clock()
     uri = ito.checkpoint_uri(spec, state["step"])
     record = {
         "format": FORMAT,
@@ -147,7 +150,7 @@ def train(spec, options):
         state["batch_index"] += 1
         state["step"] += 1
         losses.append(loss)
-        if state["step"] % options.progress_every_steps == 0 or state["step"] == spec["total_steps"]:
+        if spec["rank"] == 0 and (state["step"] % options.progress_every_steps == 0 or state["step"] == spec["total_steps"]):
             ito.progress(step=state["step"], tokens=state["step"] * spec["step_tokens"], loss=sum(losses) / len(losses), elapsed_s=ito.clock())
             losses = []
         every = options.checkpoint_every_steps

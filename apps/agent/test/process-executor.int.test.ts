@@ -85,6 +85,15 @@ describe('process executor with the reference trainer', () => {
     expect(b.events.checkpoints.map((c) => c.step)).toEqual([200, 300]);
   });
 
+  it('reports and saves from rank 0 only; every rank completes', async () => {
+    const executor = processExecutor(dir, referenceTrainer('--checkpoint-every-steps', '50', '--progress-every-steps', '10'));
+    const rank1 = await runTask(executor, makeAssignment({ rank: 1, world_size: 2, total_steps: 100, checkpoint: { storage } }));
+    expect(rank1.outcome).toMatchObject({ kind: 'completed', step: 100 });
+    expect(rank1.events.progresses).toEqual([]);
+    expect(rank1.events.checkpoints).toEqual([]);
+    expect(existsSync(join(dir, 'ckpt'))).toBe(false);
+  });
+
   it('checkpoints on the task interval, on a clock scaled by ITO_TIME_SCALE', async () => {
     // 60,000 trainer seconds per wall second: the 1-minute interval comes every millisecond of wall time.
     const executor = processExecutor(dir, referenceTrainer('--step-delay-ms', '2', '--progress-every-steps', '10'), { timeScale: 60_000 });

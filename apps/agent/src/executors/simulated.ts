@@ -3,7 +3,7 @@ import { defaultStorageRegistry, type StorageRegistry } from '@ito/storage';
 import type { Executor, TaskEvents, TaskHandle } from './executor.js';
 import { FaultPlan, type SimFault } from './faults.js';
 import { DEFAULT_BANDWIDTH, type BandwidthModel } from './simulated-model.js';
-import { SimulatedTask } from './simulated-task.js';
+import { SimulatedTask, type SimulatedContext } from './simulated-task.js';
 
 export interface SimulatedExecutorOptions {
   /**
@@ -42,19 +42,17 @@ export interface SimulatedExecutorOptions {
  */
 export class SimulatedExecutor implements Executor {
   readonly kind = 'simulated' as const;
-  private readonly faults: FaultPlan;
-  private readonly ctx: ConstructorParameters<typeof SimulatedTask>[2];
+  private readonly ctx: SimulatedContext;
 
   constructor(opts: SimulatedExecutorOptions = {}) {
     const timeScale = opts.timeScale ?? 1;
     if (!(timeScale > 0 && Number.isFinite(timeScale))) throw new RangeError('timeScale must be a positive number');
     const progressIntervalMs = opts.progressIntervalMs ?? 250;
-    this.faults = new FaultPlan(opts.faults ?? []);
     this.ctx = {
       timeScale,
       progressIntervalMs,
       minTickMs: opts.minTickMs ?? Math.min(20, progressIntervalMs),
-      faults: this.faults,
+      faults: new FaultPlan(opts.faults ?? []),
       bandwidth: { ...DEFAULT_BANDWIDTH, ...opts.bandwidth },
       storage: opts.storage ?? defaultStorageRegistry(),
     };

@@ -41,6 +41,7 @@ export class TrainerRun {
   private exited = false;
   private readonly timers: NodeJS.Timeout[] = [];
   private step: number;
+  private reported = false;
   private elapsed: number | null = null;
   private metrics: Record<string, number> | undefined;
   private readonly started = performance.now();
@@ -120,7 +121,11 @@ export class TrainerRun {
     const step = this.step;
     const elapsed_s = this.elapsedSeconds();
     if (this.stopRequest) return { kind: 'stopped', reason: this.stopRequest.reason, step, elapsed_s };
-    if (code === 0) return { kind: 'completed', step, elapsed_s, ...(this.metrics ? { metrics: this.metrics } : {}) };
+    if (code === 0) {
+      // A clean exit ends the stage; a rank that reported nothing (only rank 0 reports) has done all its steps.
+      const done = this.reported ? step : Math.max(step, this.spec.total_steps);
+      return { kind: 'completed', step: done, elapsed_s, ...(this.metrics ? { metrics: this.metrics } : {}) };
+    }
     const how = signal ? `was killed by ${signal}` : `exited with code ${code}`;
     return { kind: 'failed', failure: 'crash', reason: `trainer ${how}`, step, elapsed_s };
   }
@@ -170,6 +175,7 @@ export class TrainerRun {
   }
 
   private note(step: number, elapsed: number | undefined): void {
+    this.reported = true;
     this.step = Math.max(this.step, step);
     if (elapsed !== undefined) this.elapsed = elapsed;
   }

@@ -15,7 +15,8 @@ import { BadTaskError, emit, readTask, StopListener } from './trainer-io.js';
  * trainer protocol, writes and restores real checkpoints through @ito/storage, and evaluates on held-out data.
  * It is what the process executor's tests and demos run, and a worked example for people writing a trainer.
  *
- * Every duration it reports is on its clock: wall seconds × ITO_TIME_SCALE. Each step counts as the task's
+ * In a job of several ranks every rank trains the same replica and only rank 0 saves and reports, as the simulated
+ * executor does. Every duration it reports is on its clock: wall seconds × ITO_TIME_SCALE. Each step counts as the task's
  * `step_tokens` tokens (its batch of 32 examples stands in for one global batch). Exit codes: 0 done or stopped,
  * 1 failed, 2 bad usage or task, 3 the test-only crash.
  */
@@ -134,6 +135,7 @@ class ReferenceTraining {
   }
 
   private maybeProgress(): void {
+    if (this.spec.rank !== 0) return;
     const step = this.state.step;
     const wall = performance.now();
     const every = this.options.progressEverySteps;
@@ -155,7 +157,9 @@ class ReferenceTraining {
     this.lastProgress = { wall, clock, step };
   }
 
+  /** Rank 0 saves and reports for the job; the other ranks hold the same replicated weights. */
   private async save(final: boolean): Promise<void> {
+    if (this.spec.rank !== 0) return;
     const uri = checkpointUri(this.spec, this.state.step);
     this.state.rng = this.data.state();
     const bytes = encodeCheckpoint(this.spec.run_id, this.spec.stage, this.state);
