@@ -41,7 +41,7 @@ export function checkpointTiming(bytes: number, worldSize: number, async: boolea
 
 /**
  * Loss of a model of N parameters that has seen D tokens, in the parametric form and with the fitted constants
- * of Hoffmann et al. 2022 ("Chinchilla", approach 3): L = 1.69 + 406.4 / N^0.34 + 410.7 / D^0.28.
+ * of the 2022 "Chinchilla" compute-optimal study (its third approach): L = 1.69 + 406.4 / N^0.34 + 410.7 / D^0.28.
  */
 export function scalingLoss(parameters: number, tokens: number): number {
   const n = Math.max(1e6, parameters);

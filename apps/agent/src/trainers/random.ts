@@ -1,5 +1,5 @@
 /**
- * A small seedable generator (xoshiro128**, Blackman and Vigna) whose whole state is four 32-bit words, so a
+ * A small seedable generator (xoshiro128**) whose whole state is four 32-bit words, so a
  * checkpoint can store it and a restored run draws exactly the numbers the original would have drawn.
  */
 export type RandomState = [number, number, number, number];
