@@ -67,7 +67,7 @@ async function serveTrain(): Promise<{ served: Served; stop: () => Promise<Recor
     payload: { action: 'train.create', booking_id: booking.booking_id, manifest, manifest_digest: manifestDigest(manifest) },
   });
   const template = (await pool.query('select * from confirmations where ref = $1', [inject.json().data.confirmation_ref])).rows[0];
-  const refs = Array.from({ length: REQUESTS }, (_, i) => `cfm_bench${String(i).padStart(8, '0')}${randomBytes(8).toString('hex')}`);
+  const refs = Array.from({ length: REQUESTS }, () => `cfm_${randomBytes(16).toString('hex')}`);
   await pool.query(
     `insert into confirmations (ref, tenant_id, action, booking_id, run_id, manifest_digest, cost_usd, max_incremental_cost_usd, status, requested_by, details, created_at, expires_at)
      select r, $2, $3, $4, null, $5, $6, $7, 'approved', $8, $9, now(), now() + interval '1 hour' from unnest($1::text[]) as r`,

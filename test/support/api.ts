@@ -20,7 +20,13 @@ export interface CallResult {
  * A real API server on a fresh database, listening on a loopback port, with a controllable clock offset and
  * the log lines it wrote (to check that no secret reaches a log).
  */
-export async function startApi(opts: { rateLimit?: { max: number; timeWindowMs: number } } = {}) {
+export async function startApi(
+  opts: {
+    rateLimit?: { max: number; timeWindowMs: number };
+    authFailureLimit?: { max: number; timeWindowMs: number };
+    agent?: { heartbeatIntervalS: number; heartbeatMisses: number };
+  } = {},
+) {
   const db = await freshDatabase();
   const pool = new pg.Pool({ connectionString: db.url, max: 30 });
   const logLines: string[] = [];
@@ -34,7 +40,15 @@ export async function startApi(opts: { rateLimit?: { max: number; timeWindowMs: 
   const clock = { offsetMs: 0 };
   const now = () => new Date(Date.now() + clock.offsetMs);
   const ledger = createApiLedger(pool);
-  const app = await buildApp({ logger, readiness: [], pool, ledger, now, ...(opts.rateLimit ? { rateLimit: opts.rateLimit } : {}) });
+  const app = await buildApp({
+    logger,
+    readiness: [],
+    pool,
+    ledger,
+    now,
+    ...(opts.rateLimit ? { rateLimit: opts.rateLimit } : {}),
+    ...(opts.authFailureLimit ? { authFailureLimit: opts.authFailureLimit } : {}),
+  });
   await app.listen({ port: 0, host: '127.0.0.1' });
   const url = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
   const admin: AdminService = createAdminService({ pool, ledger, now });
@@ -100,13 +114,30 @@ export function trainBody(seed: Seed, ref: string, manifest = EXAMPLE_MANIFEST) 
   return { booking_id: seed.bookingId, manifest, manifest_digest: manifestDigest(manifest), confirmation_ref: ref };
 }
 
-/** What a refused call must not leave behind: runs, run events, consumed confirmations, idempotency records. */
+/**
+ * What a refused call must not leave behind: runs, events, confirmations (requested or consumed), idempotency
+ * records, stored manifest bodies.
+ */
 export async function footprint(api: Api) {
   const q = async (sql: string) => Number((await api.pool.query<{ n: string }>(sql)).rows[0]!.n);
   return {
     runs: await q('select count(*) as n from runs'),
+    tasks: await q('select count(*) as n from tasks'),
     events: await q('select count(*) as n from events'),
+    confirmations: await q('select count(*) as n from confirmations'),
     consumed: await q(`select count(*) as n from confirmations where status = 'consumed'`),
     idempotency: await q('select count(*) as n from idempotency_keys'),
+    manifests: await q('select count(*) as n from manifests'),
   };
+}
+
+/** Every 6-character slice of a planted string: none may appear in an answer, a `details` field or a log line. */
+export function slicesOf(planted: string): string[] {
+  return Array.from({ length: Math.max(0, planted.length - 5) }, (_, i) => planted.slice(i, i + 6));
+}
+
+/** The slices of `planted` found in any of the texts (empty when nothing leaked). */
+export function leaked(planted: string, texts: readonly string[]): string[] {
+  const all = texts.join('\n');
+  return slicesOf(planted).filter((s) => all.includes(s));
 }

@@ -1,21 +1,28 @@
 import { createHash } from 'node:crypto';
-import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import rateLimit from '@fastify/rate-limit';
-import { ItoError, fail, manifestJsonSchema } from '@ito/contracts';
+import { ItoError, manifestJsonSchema } from '@ito/contracts';
+import { bearerFrom, isWellFormedCredential } from './auth/credentials.js';
 import type { ApiDeps } from './deps.js';
+import { AccessLogController } from './http/access-log.js';
+import { BODY_LIMIT_BYTES, handleClientError, handleError, handleFrameworkError, handleNotFound } from './http/errors.js';
+import { installStrictJsonBodies } from './http/json-body.js';
 import { buildOpenApi } from './http/openapi.js';
 import { registerRequestMetrics } from './http/request-metrics.js';
 import type { RegisteredRoute } from './http/route.js';
 import type { Resources } from './resources.js';
+import { createAssignmentNotifier } from './agent/assignment-notifier.js';
+import { DEFAULT_AGENT_SETTINGS } from './agent/agent-service.js';
+import { registerAgentRoutes } from './routes/agent.js';
 import { registerBookingRoutes } from './routes/bookings.js';
 import { registerConfirmationRoutes } from './routes/confirmations.js';
 import { createMetricsRegistry, registerHealthRoutes } from './routes/health.js';
 import { registerIdentityRoutes } from './routes/identity.js';
 import { registerRunRoutes } from './routes/runs.js';
 import { createApiLedger } from './services/admin-service.js';
+import { WindowCounter } from './http/window-counter.js';
 
-/** Largest request body the API reads; a manifest is at most 1 MiB and travels inside JSON. */
-export const BODY_LIMIT_BYTES = 2 * 1024 * 1024;
+export { BODY_LIMIT_BYTES };
 export const API_VERSION = '0.1.0';
 
 /** Builds the Fastify app. Listening is the caller's job, so tests and the server share one construction. */
@@ -27,34 +34,19 @@ export async function buildApp(deps: ApiDeps): Promise<FastifyInstance> {
       const given = req.headers['x-request-id'];
       return typeof given === 'string' && /^[A-Za-z0-9._:-]{1,128}$/.test(given) ? given : `req_${crypto.randomUUID()}`;
     },
-    // Every log line of a request carries its id under this label.
-    logController: new LogController({ requestIdLogLabel: 'request_id' }),
+    // Every log line of a request carries its id under this label; access lines carry route patterns, never URLs.
+    logController: new AccessLogController({ requestIdLogLabel: 'request_id' }),
+    frameworkErrors: handleFrameworkError,
+    clientErrorHandler: handleClientError,
   });
+  installStrictJsonBodies(app);
 
   app.addHook('onSend', async (req, reply) => {
     reply.header('x-request-id', req.id);
   });
 
-  app.setErrorHandler((err, req, reply) => {
-    if (err instanceof ItoError) {
-      if (err.status >= 500) req.log.error({ code: err.code }, err.message);
-      return reply.code(err.status).send(err.toEnvelope());
-    }
-    const e = err as { statusCode?: number; code?: string; validation?: unknown };
-    if (e.statusCode === 429) {
-      return reply.code(429).send(fail('rate_limited', 'too many requests for this credential; retry after the Retry-After seconds'));
-    }
-    if (e.statusCode === 413) {
-      return reply.code(413).send(fail('validation_failed', `the request body is larger than ${BODY_LIMIT_BYTES} bytes`));
-    }
-    if (e.validation || e.code?.startsWith('FST_ERR_CTP') || e.statusCode === 400 || e.statusCode === 415) {
-      return reply.code(400).send(fail('validation_failed', 'the request body is not valid JSON of the expected shape'));
-    }
-    req.log.error({ err }, 'unhandled error');
-    return reply.code(500).send(fail('internal_error', `internal error; quote request id ${req.id}`));
-  });
-
-  app.setNotFoundHandler((req, reply) => reply.code(404).send(fail('not_found', `no route ${req.method} ${req.url.split('?')[0]}`)));
+  app.setErrorHandler(handleError);
+  app.setNotFoundHandler(handleNotFound);
 
   const registry = createMetricsRegistry();
   registerRequestMetrics(app, registry);
@@ -66,10 +58,11 @@ export async function buildApp(deps: ApiDeps): Promise<FastifyInstance> {
       global: true,
       max: limit.max,
       timeWindow: limit.timeWindowMs,
-      // Per credential, never by the credential itself: a hash keeps keys out of the limiter's memory dumps.
+      // Per credential, never by the credential itself: a hash keeps keys out of the limiter's memory dumps. A
+      // bearer that cannot be a credential shares its address's bucket, so inventing bearers buys no budget.
       keyGenerator: (req) => {
-        const auth = req.headers.authorization;
-        return auth ? `cred:${createHash('sha256').update(auth).digest('hex').slice(0, 32)}` : `ip:${req.ip}`;
+        const secret = bearerFrom(req.headers.authorization);
+        return secret && isWellFormedCredential(secret) ? `cred:${createHash('sha256').update(secret).digest('hex').slice(0, 32)}` : `ip:${req.ip}`;
       },
       allowList: (req) => /^\/(v1\/)?(healthz|readyz|metrics)$/.test(req.url.split('?')[0] ?? ''),
       errorResponseBuilder: (_req, context) => {
@@ -78,17 +71,24 @@ export async function buildApp(deps: ApiDeps): Promise<FastifyInstance> {
       },
     });
 
+    const assignments = createAssignmentNotifier(deps.pool, deps.logger);
+    // Before the server stops accepting: held long polls answer at once instead of holding the close up.
+    app.addHook('preClose', async () => assignments.close());
     const res: Resources = {
       pool: deps.pool,
       ledger: deps.ledger ?? createApiLedger(deps.pool),
       logger: deps.logger,
       now: deps.now ?? (() => new Date()),
+      agent: deps.agent ?? DEFAULT_AGENT_SETTINGS,
+      assignments,
+      authFailures: new WindowCounter(deps.authFailureLimit?.max ?? 60, deps.authFailureLimit?.timeWindowMs ?? 60_000),
     };
     const routes: RegisteredRoute[] = [];
     registerIdentityRoutes(app, res, routes);
     registerBookingRoutes(app, res, routes);
     registerConfirmationRoutes(app, res, routes);
     registerRunRoutes(app, res, routes);
+    registerAgentRoutes(app, res, routes);
     const openapi = buildOpenApi(routes, API_VERSION);
     app.get('/v1/openapi.json', async () => openapi);
     app.get('/openapi.json', async () => openapi);

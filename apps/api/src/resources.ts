@@ -1,14 +1,23 @@
 import type pg from 'pg';
 import type { Logger } from '@ito/config';
 import type { Ledger } from '@ito/ledger';
+import type { AssignmentNotifier } from './agent/assignment-notifier.js';
+import type { AgentSettings } from './agent/agent-service.js';
+import type { WindowCounter } from './http/window-counter.js';
 
 /**
  * The one explicit resources object every service shares: database, ledger, logger and clock.
- * The clock is injectable so expiry rules are testable without sleeping.
+ * The clock is injectable so expiry rules are testable without sleeping. `authFailures` counts failed
+ * authentications per client address, shared by every route.
  */
 export interface Resources {
   pool: pg.Pool;
   ledger: Ledger;
   logger: Logger;
   now: () => Date;
+  /** How agents are told to pace their heartbeats. */
+  agent: AgentSettings;
+  /** Wakes agents' long polls when their node's tasks change. */
+  assignments: AssignmentNotifier;
+  authFailures: WindowCounter;
 }

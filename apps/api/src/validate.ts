@@ -1,12 +1,14 @@
 import type { z } from 'zod';
-import { ItoError, jsonPath } from '@ito/contracts';
+import { ItoError, describeIssues, vocabularyOf } from '@ito/contracts';
 
-/** Parses an outside input with its schema; a failure is `validation_failed` naming the first bad path. */
+/**
+ * Parses an outside input with its schema; a failure is `validation_failed` naming the first bad path. Issues
+ * never repeat the input: unknown keys are reported by position and paths print only the schema's own names.
+ */
 export function validate<S extends z.ZodType>(schema: S, value: unknown, what: string): z.output<S> {
   const result = schema.safeParse(value);
   if (result.success) return result.data;
-  const issue = result.error.issues[0]!;
-  throw new ItoError('validation_failed', `${what}: ${jsonPath(issue.path)}: ${issue.message}`, {
-    issues: result.error.issues.slice(0, 20).map((i) => ({ path: jsonPath(i.path), message: i.message })),
-  });
+  const issues = describeIssues(result.error.issues, value, vocabularyOf(schema), 20);
+  const first = issues[0]!;
+  throw new ItoError('validation_failed', `${what}: ${first.path}: ${first.message}`, { issues });
 }

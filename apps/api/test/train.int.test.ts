@@ -44,7 +44,7 @@ describe('POST /v1/runs — the happy path', () => {
     const run = await api.call('GET', `/v1/runs/${d.run_id}`, { key: seed.requester });
     expect(run.body.data).toMatchObject({ run_id: d.run_id, state: 'confirmed', booking_id: seed.bookingId, idempotency_key: 'train-happy-1' });
     const events = await api.call('GET', `/v1/runs/${d.run_id}/events`, { key: seed.requester });
-    expect(events.body.data.events.map((e: any) => e.type)).toEqual(['RunReserved', 'RunConfirmed']);
+    expect(events.body.data.events.map((e: any) => e.type)).toEqual(['RunReserved', 'RunConfirmed', 'PipelinePlanned']);
     const c = await api.call('GET', `/v1/confirmations/${ref}`, { key: seed.requester });
     expect(c.body.data.status).toBe('consumed');
     const byKey = await api.call('GET', '/v1/runs?idempotency_key=train-happy-1', { key: seed.requester });

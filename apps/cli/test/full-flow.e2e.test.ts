@@ -170,18 +170,24 @@ describe('ito from plan to cleanup against the real API', () => {
     expect(logs.data.lines.map((l: any) => l.message)).toContain('checkpoint ckpt_100 saved at step 100 (1048576 bytes in 3 s)');
 
     const metrics = await okJson(['metrics', runId]);
-    expect(metrics.data).toEqual({
+    expect(metrics.data).toMatchObject({
       run_id: runId,
+      state: 'training',
       latest: { stage: 'pretrain', step: 200, tokens: 8192000, loss: 2.1 },
       series: [
-        { step: 100, tokens: 4096000, loss: 2.5 },
-        { step: 200, tokens: 8192000, loss: 2.1 },
+        { stage: 'pretrain', step: 100, tokens: 4096000, loss: 2.5, throughput_tokens_per_s: null },
+        { stage: 'pretrain', step: 200, tokens: 8192000, loss: 2.1, throughput_tokens_per_s: null },
       ],
+      stages: [{ stage: 'pretrain', attempts: 1, status: 'running', completed_at: null }],
+      evaluations: [],
       checkpoints: 1,
     });
 
     const checkpoints = await okJson(['checkpoints', runId]);
-    expect(checkpoints.data).toEqual({ run_id: runId, checkpoints: [{ checkpoint_id: 'ckpt_100', step: 100, uri: 's3://acme-ckpt/run/ckpt_100', bytes: 1048576 }] });
+    expect(checkpoints.data).toEqual({
+      run_id: runId,
+      checkpoints: [{ checkpoint_id: 'ckpt_100', step: 100, uri: 's3://acme-ckpt/run/ckpt_100', bytes: 1048576, save_seconds: 3, bandwidth_bytes_per_s: 349525 }],
+    });
     expect((await runRow(runId)).state).toBe('training');
   });
 
@@ -282,6 +288,20 @@ describe('human output of plan, confirm and status', () => {
       expect(out).toMatch(/^ {2}phases:$/m);
       expectNoJsonDump(out);
     }
+    // Who asked, and every manifest field that spends money or touches data, derived from the stored bytes.
+    const m = JSON.parse(EXAMPLE_MANIFEST);
+    expect(show.stdout).toMatch(new RegExp(`^requested_by\\s+${other.tenant.requester_key_id}$`, 'm'));
+    expect(show.stdout).toMatch(/^decided_by\s+-$/m);
+    expect(show.stdout).toMatch(/^manifest:$/m);
+    expect(show.stdout).toContain(`  digest         ${DIGEST}`);
+    expect(show.stdout).toContain(`  model          llama 8B at ${m.model.revision} (pretrained)`);
+    expect(show.stdout).toContain(`  checkpoints    ${m.checkpoint.storage} every 30 min, keep 3`);
+    expect(show.stdout).toContain('  budget         ceiling $60,000.00, max incremental $4,000.00');
+    expect(show.stdout).toContain('  curriculum     pretrain → mid_train → long_context → post_training');
+    expect(show.stdout).toContain('  post-training  sft → dpo → rlvr');
+    for (const d of m.data) expect(show.stdout).toContain(`    - ${d.ref} sha256 ${d.sha256}, ${d.tokens} tokens, license ${d.license}`);
+    const approved = await as(other.approver, ['confirm', 'approve', ref!]);
+    expect(approved.stdout).toMatch(new RegExp(`^decided_by\\s+${other.tenant.approver_key_id}$`, 'm'));
   });
 
   it('status shows the run without its stored plan JSON', async () => {

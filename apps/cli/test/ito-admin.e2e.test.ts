@@ -19,6 +19,18 @@ afterAll(async () => {
 });
 
 describe('ito-admin on the ledger database', () => {
+  it('names the principals holding keys, and refuses one principal as both requester and approver', async () => {
+    const same = await admin(['tenant', 'create', '--name', 'solo', '--requester-principal', 'ops@acme', '--approver-principal', 'ops@acme', '--json']);
+    expect(same.code).toBe(1);
+    expect(same.json()).toMatchObject({ ok: false, error: { code: 'validation_failed' } });
+    const t = (await admin(['tenant', 'create', '--name', 'acme', '--requester-principal', 'ml@acme', '--approver-principal', 'finance@acme', '--json'])).json();
+    expect(t.data).toMatchObject({ requester_principal: 'ml@acme', approver_principal: 'finance@acme' });
+    const key = (await admin(['key', 'create', '--tenant', t.data.tenant_id, '--scopes', 'confirmations:approve', '--principal', 'ml@acme', '--json'])).json();
+    expect(key.data).toMatchObject({ principal: 'ml@acme' });
+    const { rows } = await pool.query('select principal from api_keys where tenant_id = $1 order by created_at', [t.data.tenant_id]);
+    expect(rows.map((r) => r.principal).sort()).toEqual(['finance@acme', 'ml@acme', 'ml@acme']);
+  });
+
   it('bootstraps a tenant, a key, a booking and a node through the API service, secrets shown once', async () => {
     const tenant = await admin(['tenant', 'create', '--name', 'acme', '--json']);
     expect(tenant.code).toBe(0);

@@ -84,6 +84,37 @@ describe('manifest refusals reach no server', () => {
     });
   }
 
+  // Assembled at run time so this file carries no credential-shaped literal.
+  const planted = 'AKIA' + 'QX7RZ2LMN4PT8VWY';
+  const text = EXAMPLE.toString('utf8');
+  const ambiguous: [string, string, string][] = [
+    ['a duplicate key at the top', text.replace('"name":', '"name": "x",\n  "name":'), '$.name'],
+    ['a duplicate budget ceiling', text.replace('"ceiling_usd": 60000,', '"ceiling_usd": 60000, "ceiling_usd": 1,'), '$.budget.ceiling_usd'],
+    ['a credential in the first copy of a duplicate', text.replace('"revision": "meta', `"revision": "${planted}", "revision": "meta`), '$.model.revision'],
+    ['a __proto__ key', text.replace('"pretrain": {', '"pretrain": { "__proto__": {},'), '$.eval.gates.pretrain["<key #1>"]'],
+    ['nesting past the limit', text.replace('"ito-evals/v1",\n    "gates"', `${'['.repeat(100)}${']'.repeat(100)},\n    "gates"`), '$.eval.battery'],
+    ['broken JSON', text.replace('"battery": "ito-evals/v1"', `"battery": ${planted}`), '$.eval'],
+  ];
+  for (const [label, body, path] of ambiguous) {
+    it(`refuses ${label} locally as manifest_invalid at ${path}…, exit 3, with no request and nothing echoed`, async () => {
+      const p = file(`ambiguous-${label.replace(/\W+/g, '-')}.json`, body);
+      const before = server.seen.length;
+      for (const argv of [
+        ['plan', '--booking', 'bkg_1', '--manifest', p, '--json'],
+        ['confirm', 'request', '--action', 'train.create', '--booking', 'bkg_1', '--manifest', p, '--json'],
+        ['train', '--booking', 'bkg_1', '--manifest', p, '--confirmation-ref', 'cfm_1', '--idempotency-key', 'k-amb', '--json'],
+      ]) {
+        const res = await runCli(argv, { env });
+        expect(res.code).toBe(3);
+        expect(res.json()).toMatchObject({ ok: false, live_api_contacted: false, error: { code: 'manifest_invalid' } });
+        expect(res.json().error.details.issues[0].path.startsWith(path)).toBe(true);
+        const all = res.stdout + res.stderr;
+        for (let i = 0; i + 6 <= planted.length; i++) expect(all).not.toContain(planted.slice(i, i + 6));
+      }
+      expect(server.seen.length).toBe(before);
+    });
+  }
+
   it('refuses for train too, before any credential or network use', async () => {
     const path = file('train-open.json', EXAMPLE, 0o646);
     const before = server.seen.length;

@@ -202,8 +202,8 @@ export interface AssignmentsAnswer {
 
 export interface ReportAnswer {
   task_id: string;
-  /** False when the report repeated one already recorded: nothing new was appended. */
-  recorded: boolean;
+  /** True when the report repeated one already recorded (same sequence number): nothing new was appended. */
+  duplicate: boolean;
   directive: Directive;
 }
 

@@ -4,3 +4,6 @@ export * from './run-state.js';
 export * from './manifest.js';
 export * from './stages.js';
 export * from './agent-protocol.js';
+export * from './strict-json.js';
+export * from './json-path.js';
+export * from './input-issues.js';

@@ -1,6 +1,9 @@
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
+import { describeIssues, type InputIssue } from './input-issues.js';
+import { renderJsonPath, vocabularyOf, type Vocabulary } from './json-path.js';
 import { CURRICULUM_STAGES } from './run-state.js';
+import { parseStrictJson, type StrictJsonError } from './strict-json.js';
 
 /**
  * The strict training manifest (CONTRACT.md, "The manifest"). Every object is strict: an unknown key is an
@@ -155,27 +158,33 @@ export function manifestJsonSchema(): Record<string, unknown> {
   return z.toJSONSchema(manifestSchema, { io: 'input', unrepresentable: 'any' }) as Record<string, unknown>;
 }
 
-export interface ManifestIssue {
-  path: string;
-  message: string;
+export type ManifestIssue = InputIssue;
+
+export type ManifestCheck = { ok: true; manifest: Manifest } | { ok: false; issues: ManifestIssue[] };
+
+/** The names the manifest schema defines: the only keys an error message may print. */
+export function manifestVocabulary(): Vocabulary {
+  return vocabularyOf(manifestSchema);
 }
 
-/** Parses manifest text; a failure lists every issue with its JSON path. */
-export function parseManifest(text: string): { ok: true; manifest: Manifest } | { ok: false; issues: ManifestIssue[] } {
-  let raw: unknown;
-  try {
-    raw = JSON.parse(text);
-  } catch (err) {
-    return { ok: false, issues: [{ path: '$', message: `not JSON: ${(err as Error).message}` }] };
-  }
-  const result = manifestSchema.safeParse(raw);
+/** Checks an already parsed manifest against the strict schema; issues carry safe paths. */
+export function checkManifestValue(value: unknown): ManifestCheck {
+  const result = manifestSchema.safeParse(value);
   if (result.success) return { ok: true, manifest: result.data };
-  return {
-    ok: false,
-    issues: result.error.issues.map((i) => ({ path: jsonPath(i.path), message: i.message })),
-  };
+  return { ok: false, issues: describeIssues(result.error.issues, value, manifestVocabulary()) };
 }
 
-export function jsonPath(path: readonly PropertyKey[]): string {
-  return '$' + path.map((p) => (typeof p === 'number' ? `[${p}]` : `.${String(p)}`)).join('');
+/** The strict parser's refusal as a manifest issue: line, column and a safe path. */
+export function jsonFailureIssue(error: StrictJsonError): ManifestIssue {
+  return { path: renderJsonPath(error.path, manifestVocabulary()), message: `not accepted as JSON: ${error.message}` };
+}
+
+/**
+ * Parses manifest text with the strict parser (one meaning: no duplicate or prototype keys, bounded depth),
+ * then the strict schema; a failure lists every issue with its JSON path.
+ */
+export function parseManifest(text: string): ManifestCheck {
+  const parsed = parseStrictJson(text);
+  if (!parsed.ok) return { ok: false, issues: [jsonFailureIssue(parsed.error)] };
+  return checkManifestValue(parsed.value);
 }

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { ERROR_CODES, EXIT, exitCodeFor, fail, manifestDigest, manifestJsonSchema, ok, parseManifest } from '@ito/contracts';
+import { ERROR_CODES, EXIT, exitCodeFor, fail, manifestDigest, manifestJsonSchema, ok, parseManifest, UNKNOWN_KEY_MESSAGE } from '@ito/contracts';
 
 const example = readFileSync(new URL('../../../examples/manifest.json', import.meta.url), 'utf8');
 const edit = (fn: (m: any) => void) => {
@@ -21,9 +21,10 @@ describe('the manifest schema', () => {
   });
 
   it('rejects unknown keys at any depth, naming the path', () => {
-    expect(issuesOf(edit((m) => (m.extra = 1)))[0]!.message).toMatch(/extra/);
-    expect(issuesOf(edit((m) => (m.data[1].decontamination.note = 'x')))[0]!.path).toBe('$.data[1].decontamination');
-    expect(issuesOf(edit((m) => (m.post_training.recipe[2].lr = 1)))[0]!.path).toBe('$.post_training.recipe[2]');
+    // The key itself is never repeated (it could be anything, a pasted credential included): its position is.
+    expect(issuesOf(edit((m) => (m.extra = 1)))[0]).toEqual({ path: '$["<key #10>"]', message: UNKNOWN_KEY_MESSAGE });
+    expect(issuesOf(edit((m) => (m.data[1].decontamination.note = 'x')))[0]!.path).toBe('$.data[1].decontamination["<key #7>"]');
+    expect(issuesOf(edit((m) => (m.post_training.recipe[2].lr = 1)))[0]!.path).toBe('$.post_training.recipe[2]["<key #6>"]');
   });
 
   it('requires each required section', () => {
@@ -44,6 +45,40 @@ describe('the manifest schema', () => {
       ).some((i) => i.path.startsWith('$.eval.gates')),
     ).toBe(true);
     expect(issuesOf('{not json')[0]!.path).toBe('$');
+  });
+
+  it('never repeats the input in an issue, wherever the offending text stands', () => {
+    // Assembled at run time so the source carries no credential-shaped literal.
+    const planted = 'ghp_' + 'Zx81Qw7Lm2Nb5Vc9Tr4Ys6Ua3Pk0Jd8Hf1G';
+    const mutations: ((m: any) => void)[] = [
+      (m) => (m[planted] = 1),
+      (m) => (m.model[planted] = 'x'),
+      (m) => (m.eval.gates.pretrain[planted] = { min: 1 }),
+      (m) => (m.eval.gates[planted] = { loss: { max: 1 } }),
+      (m) => (m.model.parameters = planted),
+      (m) => (m.target.objective = planted),
+      (m) => (m.schema = planted),
+      (m) => (m.checkpoint.storage = planted),
+      (m) => (m.budget.ceiling_usd = planted),
+      (m) => (m.post_training.recipe[0].stage = planted),
+      (m) => (m.data[0].sha256 = planted),
+    ];
+    for (const mutate of mutations) {
+      const text = JSON.stringify(issuesOf(edit(mutate)));
+      for (let i = 0; i + 6 <= planted.length; i++) expect(text).not.toContain(planted.slice(i, i + 6));
+    }
+    for (const text of [`{"${planted}": 1, "${planted}": 2}`, `{"schema": ${planted}}`, `{"__proto__": "${planted}"}`]) {
+      const issues = JSON.stringify(issuesOf(text));
+      for (let i = 0; i + 6 <= planted.length; i++) expect(issues).not.toContain(planted.slice(i, i + 6));
+    }
+  });
+
+  it('refuses duplicate keys and prototype keys anywhere, naming the path', () => {
+    const dup = example.replace('"ceiling_usd": 60000,', '"ceiling_usd": 1, "ceiling_usd": 60000,');
+    expect(issuesOf(dup)[0]!.path).toBe('$.budget.ceiling_usd');
+    expect(issuesOf(dup)[0]!.message).toMatch(/duplicate key .*at line \d+, column \d+/);
+    const proto = example.replace('"pretrain": { "heldout_loss"', '"pretrain": { "__proto__": { "min": 1 }, "heldout_loss"');
+    expect(issuesOf(proto)[0]!.path).toBe('$.eval.gates.pretrain["<key #1>"]');
   });
 
   it('digests the exact bytes: sha256, lower-case hex, prefixed', () => {

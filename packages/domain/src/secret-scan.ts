@@ -1,173 +1,113 @@
+import { renderJsonPath, type JsonPathSegment, type Vocabulary } from '@ito/contracts';
+import { detectSecrets, type SecretKind } from './secrets/detectors.js';
+
 /**
- * Finds secrets in a parsed JSON value (a manifest, before it is accepted). Walks every string and every
- * object key. A finding names where and what kind, never the value: the finding itself is logged and returned
- * to the caller, so it must be safe to print.
+ * Finds secrets in a parsed JSON value (a manifest, before it is accepted) or in raw text (a manifest that
+ * could not be parsed). Walks every string and every object key, iteratively. A finding names where and what
+ * kind, never the value: the finding itself is logged and returned to the caller, so it must be safe to print.
  *
  * Pure: no I/O, no clock.
  */
-export type SecretKind =
-  | 'aws_access_key'
-  | 'aws_secret_key'
-  | 'pem_private_key'
-  | 'jwt'
-  | 'bearer_token'
-  | 'url_credentials'
-  | 'github_token'
-  | 'gitlab_token'
-  | 'slack_token'
-  | 'api_key'
-  | 'stripe_key'
-  | 'huggingface_token'
-  | 'google_api_key'
-  | 'npm_token'
-  | 'high_entropy';
+export { detectSecrets, shannonEntropy, SECRET_PATTERNS, DETECTOR_REGEXES, type SecretKind } from './secrets/detectors.js';
 
 export interface SecretFinding {
-  /** JSON path such as `$.data[0].ref`; a key that is itself a secret appears as `["<redacted>"]`. */
+  /** JSON path such as `$.data[0].ref`; a key that is itself a secret never appears in it. */
   path: string;
   kind: SecretKind | string;
   /** Whether the secret is in the string value at `path` or in the object key at `path`. */
   where: 'value' | 'key';
 }
 
-interface PatternDetector {
+/** A secret found in text that is not (or not yet) JSON: by line, never by content. */
+export interface TextSecretFinding {
+  line: number;
   kind: SecretKind;
-  pattern: RegExp;
-  /** Extra check on the match, for patterns that also match harmless text. */
-  confirm?: (match: string) => boolean;
 }
 
-const AWS_SECRET_CONTEXT = /aws|secret/i;
-const AWS_SECRET_SHAPE = /(?<![A-Za-z0-9/+=])[A-Za-z0-9/+=]{40}(?![A-Za-z0-9/+=])/;
-
-const PATTERNS: PatternDetector[] = [
-  { kind: 'pem_private_key', pattern: /-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----/ },
-  { kind: 'aws_access_key', pattern: /\b(?:AKIA|ASIA|ABIA|ACCA|A3T[A-Z0-9])[A-Z0-9]{16}\b/ },
-  { kind: 'jwt', pattern: /\beyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]*/, confirm: isJwt },
-  { kind: 'bearer_token', pattern: /\bbearer\s+[A-Za-z0-9\-._~+/]{8,}=*/i },
-  // userinfo with a password: scheme://user:pass@host
-  { kind: 'url_credentials', pattern: /\b[a-z][a-z0-9+.-]*:\/\/[^\s/?#@:]*:[^\s/?#@]+@/i },
-  { kind: 'github_token', pattern: /\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{22,})/ },
-  { kind: 'gitlab_token', pattern: /\bglpat-[A-Za-z0-9_-]{20,}/ },
-  { kind: 'slack_token', pattern: /\bxox[abposr]-[A-Za-z0-9-]{10,}/ },
-  { kind: 'stripe_key', pattern: /\b[sr]k_(?:live|test)_[A-Za-z0-9]{16,}/ },
-  { kind: 'api_key', pattern: /\bsk-(?:proj-|ant-)?[A-Za-z0-9_-]{20,}/ },
-  { kind: 'huggingface_token', pattern: /\bhf_[A-Za-z0-9]{30,}/ },
-  { kind: 'google_api_key', pattern: /\bAIza[0-9A-Za-z_-]{35}/ },
-  { kind: 'npm_token', pattern: /\bnpm_[A-Za-z0-9]{36}/ },
-];
-
-function isJwt(token: string): boolean {
-  const header = token.split('.')[0]!;
-  try {
-    const decoded: unknown = JSON.parse(Buffer.from(header, 'base64url').toString('utf8'));
-    return typeof decoded === 'object' && decoded !== null && typeof (decoded as { alg?: unknown }).alg === 'string';
-  } catch {
-    return false;
-  }
-}
-
-/** Fields whose values are content digests or pinned revisions by schema: hex there is identity, not a secret. */
-const DIGEST_FIELDS = /^(?:sha256|report_sha256|revision|digest|manifest_digest|.*_sha256|.*_digest)$/;
-const HEX_ONLY = /^(?:sha256:|0x)?[0-9a-fA-F]+$/;
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-/** `org/name@<hex>`: a model revision pinned to a commit. */
-const PINNED_REVISION = /^[\w.-]+\/[\w.-]+@[0-9a-f]{7,64}$/;
-const TOKEN_CHARS = /^[A-Za-z0-9+/=_\-.~]+$/;
-const MIN_ENTROPY_LENGTH = 20;
-
-export function shannonEntropy(text: string): number {
-  const counts = new Map<string, number>();
-  for (const ch of text) counts.set(ch, (counts.get(ch) ?? 0) + 1);
-  let bits = 0;
-  for (const n of counts.values()) {
-    const p = n / text.length;
-    bits -= p * Math.log2(p);
-  }
-  return bits;
-}
-
-const RANDOMNESS_SHARE = 0.92;
-
-/**
- * Distinct characters a uniformly random token of this length over its character classes would show:
- * k·(1 − (1 − 1/k)^n). Its log2 is about the entropy such a token has; words and names fall well below.
- */
-function expectedDistinct(token: string): number {
-  const alphabet =
-    (/[a-z]/.test(token) ? 26 : 0) + (/[A-Z]/.test(token) ? 26 : 0) + (/[0-9]/.test(token) ? 10 : 0) + (/[+/=_\-.~]/.test(token) ? 4 : 0);
-  return alphabet * (1 - (1 - 1 / alphabet) ** token.length);
-}
-
-/**
- * A random token of n characters from a large alphabet has entropy near log2(n) bits per character (every
- * character distinct) until the alphabet runs out, so the bar is a share of that ceiling, capped where
- * base64 tops out. Words, paths and slugs repeat letters and fall well below it.
- */
-function looksRandom(token: string): boolean {
-  if (token.length < MIN_ENTROPY_LENGTH || !TOKEN_CHARS.test(token)) return false;
-  if (HEX_ONLY.test(token) || UUID.test(token) || PINNED_REVISION.test(token)) return false;
-  if (!/[0-9]/.test(token) || !/[A-Za-z]/.test(token)) return false;
-  // Slugs and file names (`code-mix-v3-shard-000123`) are words joined by separators; random tokens rarely are.
-  const separators = (token.match(/[-_.]/g) ?? []).length;
-  if (separators / token.length >= 0.08) return false;
-  return shannonEntropy(token) >= RANDOMNESS_SHARE * Math.log2(expectedDistinct(token));
-}
-
-/** Pieces of a string that could each be a token: words, and URL path segments and query values. */
-function candidateTokens(text: string): string[] {
-  return text
-    .split(/\s+/)
-    .flatMap((word) => (/^[a-z][a-z0-9+.-]*:\/\//i.test(word) ? word.split(/[/?&#=:@]+/) : [word]))
-    .filter((t) => t.length >= MIN_ENTROPY_LENGTH);
-}
-
-function detect(text: string, fieldName: string | undefined): SecretKind[] {
-  const kinds = new Set<SecretKind>();
-  for (const d of PATTERNS) {
-    const m = d.pattern.exec(text);
-    if (m && (!d.confirm || d.confirm(m[0]))) kinds.add(d.kind);
-  }
-  const awsContext = AWS_SECRET_CONTEXT.test(fieldName ?? '') || AWS_SECRET_CONTEXT.test(text);
-  const secretShaped = AWS_SECRET_SHAPE.exec(text);
-  if (awsContext && secretShaped && !HEX_ONLY.test(secretShaped[0]) && /[A-Z]/.test(secretShaped[0]) && /[a-z]/.test(secretShaped[0])) {
-    kinds.add('aws_secret_key');
-  }
-  const isDigestField = fieldName !== undefined && DIGEST_FIELDS.test(fieldName);
-  if (kinds.size === 0 && !isDigestField && candidateTokens(text).some(looksRandom)) kinds.add('high_entropy');
-  return [...kinds];
+export interface ScanOptions {
+  /**
+   * Names that may be printed in a path. Without it, a key is printed unless it is itself a secret (the
+   * scanner's own view); with it, only these names are, any other key by its position.
+   */
+  vocabulary?: Vocabulary;
 }
 
 const IDENTIFIER = /^[A-Za-z_$][A-Za-z0-9_$-]*$/;
 
-function keySegment(key: string, redacted: boolean): string {
-  if (redacted) return '["<redacted>"]';
-  return IDENTIFIER.test(key) ? `.${key}` : `[${JSON.stringify(key)}]`;
+interface Step {
+  parent: Step | null;
+  segment: JsonPathSegment;
+  secretKey: boolean;
 }
 
-export function scanForSecrets(value: unknown): SecretFinding[] {
+function renderPath(step: Step | null, opts: ScanOptions): string {
+  const steps: Step[] = [];
+  for (let s = step; s; s = s.parent) steps.push(s);
+  steps.reverse();
+  if (opts.vocabulary) return renderJsonPath(steps.map((s) => s.segment), opts.vocabulary);
+  let out = '$';
+  for (const { segment, secretKey } of steps) {
+    if (typeof segment === 'number') out += `[${segment}]`;
+    else if (secretKey) out += '["<redacted>"]';
+    else out += IDENTIFIER.test(segment.key) ? `.${segment.key}` : `[${JSON.stringify(segment.key)}]`;
+  }
+  return out;
+}
+
+interface Pending {
+  node: unknown;
+  at: Step | null;
+  fieldName: string | undefined;
+  /** What the key that leads here holds, reported when the walk reaches it, so findings come in document order. */
+  keyKinds: SecretKind[];
+}
+
+export function scanForSecrets(value: unknown, opts: ScanOptions = {}): SecretFinding[] {
   const findings: SecretFinding[] = [];
   const seen = new WeakSet<object>();
+  const pending: Pending[] = [{ node: value, at: null, fieldName: undefined, keyKinds: [] }];
 
-  const walk = (node: unknown, path: string, fieldName: string | undefined): void => {
+  while (pending.length > 0) {
+    const { node, at, fieldName, keyKinds } = pending.pop()!;
+    for (const kind of keyKinds) findings.push({ path: renderPath(at, opts), kind, where: 'key' });
     if (typeof node === 'string') {
-      for (const kind of detect(node, fieldName)) findings.push({ path, kind, where: 'value' });
-      return;
+      for (const kind of detectSecrets(node, fieldName)) findings.push({ path: renderPath(at, opts), kind, where: 'value' });
+      continue;
     }
-    if (typeof node !== 'object' || node === null || seen.has(node)) return;
+    if (typeof node !== 'object' || node === null || seen.has(node)) continue;
     seen.add(node);
+    const children: Pending[] = [];
     if (Array.isArray(node)) {
-      node.forEach((item, i) => walk(item, `${path}[${i}]`, fieldName));
-      return;
+      node.forEach((item, i) => children.push({ node: item, at: { parent: at, segment: i, secretKey: false }, fieldName, keyKinds: [] }));
+    } else {
+      Object.keys(node).forEach((key, i) => {
+        const kinds = detectSecrets(key, undefined);
+        const step = { parent: at, segment: { key, position: i + 1 }, secretKey: kinds.length > 0 };
+        children.push({ node: (node as Record<string, unknown>)[key], at: step, fieldName: kinds.length > 0 ? undefined : key, keyKinds: kinds });
+      });
     }
-    for (const [key, child] of Object.entries(node)) {
-      const keyKinds = detect(key, undefined);
-      const childPath = path + keySegment(key, keyKinds.length > 0);
-      for (const kind of keyKinds) findings.push({ path: childPath, kind, where: 'key' });
-      walk(child, childPath, keyKinds.length > 0 ? undefined : key);
-    }
-  };
+    // Pushed in reverse so the walk, and its findings, follow document order.
+    for (let i = children.length - 1; i >= 0; i--) pending.push(children[i]!);
+  }
+  return findings;
+}
 
-  walk(value, '$', undefined);
+/** The key a line of JSON text opens with (`"name": …`), if any: the field context for what follows on it. */
+const LINE_KEY = /^\s*"([^"\\]{1,128})"\s*:/;
+const JSON_PUNCTUATION = /["{}[\],]/g;
+/** The text scan's own expressions, for the same analysis. */
+export const TEXT_SCAN_REGEXES: readonly RegExp[] = [LINE_KEY, JSON_PUNCTUATION];
+
+/**
+ * Scans raw text line by line, for input that did not parse (or must not be trusted to): quotes, braces and
+ * commas are read as spaces, so a value is seen whether it was quoted or not, and a line's leading key gives
+ * the field context. Reports lines, never content.
+ */
+export function scanTextForSecrets(text: string): TextSecretFinding[] {
+  const findings: TextSecretFinding[] = [];
+  text.split('\n').forEach((line, i) => {
+    const key = LINE_KEY.exec(line)?.[1];
+    for (const kind of detectSecrets(line.replace(JSON_PUNCTUATION, ' '), key)) findings.push({ line: i + 1, kind });
+  });
   return findings;
 }

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
+import { check } from 'recheck';
 import { describe, expect, it } from 'vitest';
-import { scanForSecrets } from '../src/secret-scan.js';
+import { DETECTOR_REGEXES, TEXT_SCAN_REGEXES, scanForSecrets, scanTextForSecrets } from '../src/secret-scan.js';
 
 const exampleText = readFileSync(new URL('../../../examples/manifest.json', import.meta.url), 'utf8');
 
@@ -82,5 +83,58 @@ describe('scanForSecrets', () => {
       { path: '$.deep[0][0][0].k', kind: 'aws_access_key', where: 'value' },
     ]);
     expect(scanForSecrets(FAKE.pem)).toEqual([{ path: '$', kind: 'pem_private_key', where: 'value' }]);
+  });
+});
+
+describe('scanForSecrets: iterative, and paths that print only what they are allowed to', () => {
+  it('walks a value nested far deeper than any stack allows', () => {
+    let deep: unknown = FAKE.github;
+    for (let i = 0; i < 200_000; i++) deep = i % 2 ? [deep] : { k: deep };
+    const findings = scanForSecrets(deep);
+    expect(findings).toHaveLength(1);
+    expect(findings[0]!.kind).toBe('github_token');
+  });
+
+  it('given a vocabulary, prints only its names and every other key by position', () => {
+    const value = { eval: { gates: { pretrain: { mmlu: FAKE.awsAccessKey }, [FAKE.github]: { min: 1 } } } };
+    expect(scanForSecrets(value, { vocabulary: new Set(['eval', 'gates', 'pretrain']) })).toEqual([
+      { path: '$.eval.gates.pretrain["<key #1>"]', kind: 'aws_access_key', where: 'value' },
+      { path: '$.eval.gates["<key #2>"]', kind: 'github_token', where: 'key' },
+    ]);
+  });
+
+  it('finds a JWT whose header follows another dotted run', () => {
+    expect(scanForSecrets({ x: `abcdefgh.${FAKE.jwt}` }).map((f) => f.kind)).toEqual(['jwt']);
+    expect(scanForSecrets({ x: `prefix-${FAKE.jwt}` }).map((f) => f.kind)).toEqual(['jwt']);
+  });
+});
+
+describe('scanTextForSecrets: raw text, by line', () => {
+  it('given the example manifest as written, or minified, then there are no findings', () => {
+    expect(scanTextForSecrets(exampleText)).toEqual([]);
+    expect(scanTextForSecrets(JSON.stringify(JSON.parse(exampleText)))).toEqual([]);
+  });
+
+  it('finds secrets in text that is not JSON, quoted or not, by line only', () => {
+    const broken = `{\n  "model": {\n    "revision": ${FAKE.awsAccessKey}\n  },\n  "notes": "${FAKE.github}",,\n  '${FAKE.slack}': 1\n`;
+    expect(scanTextForSecrets(broken)).toEqual([
+      { line: 3, kind: 'aws_access_key' },
+      { line: 5, kind: 'github_token' },
+      { line: 6, kind: 'slack_token' },
+    ]);
+  });
+});
+
+describe('every expression the scanner runs is linear (no super-linear backtracking)', () => {
+  // recheck analyses each expression's automaton for polynomial or exponential backtracking; the two patterns
+  // this scan used to have (`\b[a-z][a-z0-9+.-]*:\/\/…` and `\beyJ[…]{5,}\.…`) are both reported as quadratic.
+  it.each([...DETECTOR_REGEXES, ...TEXT_SCAN_REGEXES].map((r) => [r.source, r.flags.replace('g', '')]))('%s', async (source, flags) => {
+    const result = await check(source, flags);
+    expect(result.status, `${source}: ${JSON.stringify(result.status === 'vulnerable' ? result.complexity : result.status)}`).toBe('safe');
+  });
+
+  it('the analysis does catch the quadratic patterns the scan used to have', async () => {
+    expect((await check(String.raw`\b[a-z][a-z0-9+.-]*:\/\/[^\s/?#@:]*:[^\s/?#@]+@`, 'i')).status).toBe('vulnerable');
+    expect((await check(String.raw`\beyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]*`, '')).status).toBe('vulnerable');
   });
 });

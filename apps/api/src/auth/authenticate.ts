@@ -1,16 +1,19 @@
 import type pg from 'pg';
 import { ItoError, type Scope } from '@ito/contracts';
-import { bearerFrom, hashSecret } from './credentials.js';
+import { bearerFrom, hashSecret, isWellFormedCredential } from './credentials.js';
 import type { Principal } from './principal.js';
 
 /**
  * Resolves the Authorization header to a principal. No header → null (routes decide whether that is
- * allowed); an unknown credential → `unauthenticated`; a revoked one → `credential_revoked`.
+ * allowed); an unknown credential → `unauthenticated`; a revoked one → `credential_revoked`. A bearer that is
+ * not shaped like a credential this API issues is refused before any lookup, so a flood of bogus ones costs
+ * no database round trip.
  */
 export async function authenticate(pool: pg.Pool, authorization: string | undefined): Promise<Principal | null> {
   if (authorization === undefined) return null;
   const secret = bearerFrom(authorization);
   if (!secret) throw new ItoError('unauthenticated', 'the Authorization header must be "Bearer <credential>"');
+  if (!isWellFormedCredential(secret)) throw new ItoError('unauthenticated', 'unknown credential');
   const hash = hashSecret(secret);
   if (secret.startsWith('ito_nc_')) {
     const { rows } = await pool.query<{ node_id: string; tenant_id: string; booking_id: string; revoked_at: Date | null }>(
@@ -23,13 +26,13 @@ export async function authenticate(pool: pg.Pool, authorization: string | undefi
     return { kind: 'node', tenantId: node.tenant_id, nodeId: node.node_id, bookingId: node.booking_id };
   }
   // Named: every authenticated request runs it, so each connection parses and plans it once.
-  const { rows } = await pool.query<{ key_id: string; tenant_id: string; scopes: Scope[]; revoked_at: Date | null }>({
+  const { rows } = await pool.query<{ key_id: string; tenant_id: string; scopes: Scope[]; principal: string | null; revoked_at: Date | null }>({
     name: 'ito_api_key_by_hash',
-    text: 'select key_id, tenant_id, scopes, revoked_at from api_keys where secret_hash = $1',
+    text: 'select key_id, tenant_id, scopes, principal, revoked_at from api_keys where secret_hash = $1',
     values: [hash],
   });
   const key = rows[0];
   if (!key) throw new ItoError('unauthenticated', 'unknown credential');
   if (key.revoked_at) throw new ItoError('credential_revoked', 'this credential was revoked');
-  return { kind: 'key', tenantId: key.tenant_id, keyId: key.key_id, scopes: key.scopes };
+  return { kind: 'key', tenantId: key.tenant_id, keyId: key.key_id, scopes: key.scopes, principal: key.principal };
 }

@@ -23,3 +23,10 @@ export function bearerFrom(header: string | undefined): string | null {
   const m = BEARER.exec(header.trim());
   return m ? m[1]! : null;
 }
+
+/** Exactly what `newSecret` makes: anything else cannot be a credential and is refused without a lookup. */
+const CREDENTIAL_SHAPE = /^ito_(?:sk|nc)_[A-Za-z0-9_-]{43}$/;
+
+export function isWellFormedCredential(secret: string): boolean {
+  return CREDENTIAL_SHAPE.test(secret);
+}

@@ -1,8 +1,8 @@
 import { ItoError, type Scope } from '@ito/contracts';
 
-/** Who is calling: a tenant's API key (with scopes) or a node agent's credential. */
+/** Who is calling: a tenant's API key (with scopes, and the principal holding it when known) or a node agent's credential. */
 export type Principal =
-  | { kind: 'key'; tenantId: string; keyId: string; scopes: Scope[] }
+  | { kind: 'key'; tenantId: string; keyId: string; scopes: Scope[]; principal: string | null }
   | { kind: 'node'; tenantId: string; nodeId: string; bookingId: string };
 
 export function requireScope(principal: Principal | null, scope: Scope): Extract<Principal, { kind: 'key' }> {

@@ -1,6 +1,7 @@
 import type pg from 'pg';
 import type { RunState } from '@ito/contracts';
-import { DEFAULT_TENANT_POLICY, MAX_FAILED_USES, type Booking, type ConfirmationRecord, type RunAggregate, type RunEventMap, type TenantPolicy } from '@ito/domain';
+import { isId } from '../ids.js';
+import { DEFAULT_TENANT_POLICY, MAX_FAILED_USES, normalizeRunAggregate, type Booking, type ConfirmationRecord, type RunAggregate, type RunEventMap, type TenantPolicy } from '@ito/domain';
 
 /**
  * Query functions take the client first and name the tenant in every WHERE: tenant isolation lives here.
@@ -15,6 +16,7 @@ const BOOKING_COLUMNS = `booking_id, tenant_id, status, gpu, nodes, gpus_per_nod
   rate_usd_per_gpu_hour, node_inventory`;
 
 export async function getBooking(db: Db, tenantId: string, bookingId: string): Promise<Booking | null> {
+  if (!isId('bkg', bookingId)) return null;
   const { rows } = await db.query<BookingRow>(`select ${BOOKING_COLUMNS} from bookings where tenant_id = $1 and booking_id = $2`, [tenantId, bookingId]);
   return rows[0] ?? null;
 }
@@ -44,12 +46,14 @@ export interface RunRow
 }
 
 export async function getRun(db: Db, tenantId: string, runId: string, opts: { forUpdate?: boolean } = {}): Promise<RunRow | null> {
+  if (!isId('run', runId)) return null;
   const { rows } = await db.query<RunRow>({
     name: opts.forUpdate ? 'ito_run_get_for_update' : 'ito_run_get',
     text: `select * from runs where tenant_id = $1 and run_id = $2${opts.forUpdate ? ' for update' : ''}`,
     values: [tenantId, runId],
   });
-  return rows[0] ?? null;
+  const row = rows[0];
+  return row ? { ...row, aggregate: normalizeRunAggregate(row.aggregate) } : null;
 }
 
 export async function listRuns(db: Db, tenantId: string, filter: { idempotencyKey?: string | undefined; limit: number }): Promise<RunRow[]> {
@@ -64,7 +68,10 @@ export async function listRuns(db: Db, tenantId: string, filter: { idempotencyKe
 /** A confirmations row: the domain's record plus what the API keeps about its life. */
 export interface ConfirmationRow extends ConfirmationRecord {
   created_at: Date;
+  requested_by: string;
+  requested_by_principal: string | null;
   decided_by: string | null;
+  decided_by_principal: string | null;
   decided_at: Date | null;
   consumed_at: Date | null;
   consumed_for: string | null;
@@ -74,6 +81,7 @@ export interface ConfirmationRow extends ConfirmationRecord {
 export type StoredConfirmation = ConfirmationRow;
 
 export async function getConfirmation(db: Db, tenantId: string, ref: string, opts: { forUpdate?: boolean } = {}): Promise<StoredConfirmation | null> {
+  if (!isId('cfm', ref)) return null;
   const { rows } = await db.query<ConfirmationRow>(`select * from confirmations where tenant_id = $1 and ref = $2${opts.forUpdate ? ' for update' : ''}`, [
     tenantId,
     ref,
@@ -100,6 +108,12 @@ export async function consumeConfirmation(db: Db, tenantId: string, ref: string,
   return rowCount === 1;
 }
 
+/** The manifest bytes stored under a digest, or null. */
+export async function getManifestBody(db: Db, tenantId: string, digest: string): Promise<string | null> {
+  const { rows } = await db.query<{ body: string }>('select body from manifests where tenant_id = $1 and digest = $2', [tenantId, digest]);
+  return rows[0]?.body ?? null;
+}
+
 export async function saveManifest(db: Db, tenantId: string, digest: string, body: string): Promise<void> {
   await db.query('insert into manifests (tenant_id, digest, body) values ($1, $2, $3) on conflict (tenant_id, digest) do nothing', [tenantId, digest, body]);
 }
@@ -109,7 +123,7 @@ export async function saveManifest(db: Db, tenantId: string, digest: string, bod
  * approver saw, kilobytes) would be decompressed, serialised and parsed on every train for nothing.
  */
 const TRAIN_CONFIRMATION_COLUMNS = `ref, tenant_id, action, booking_id, run_id, manifest_digest, cost_usd, max_incremental_cost_usd, status,
-  requested_by, decided_by, decided_at, consumed_at, consumed_for, failed_uses, created_at, expires_at,
+  requested_by, requested_by_principal, decided_by, decided_by_principal, decided_at, consumed_at, consumed_for, failed_uses, created_at, expires_at,
   case when details ? 'eligibility' then jsonb_build_object('eligibility', details->'eligibility') else '{}'::jsonb end as details`;
 
 /**
@@ -147,4 +161,20 @@ export async function getTrainContext(
         }
       : null,
   };
+}
+
+/**
+ * The booking's nodes that can take a task now: registered to this booking, not revoked, heard from within
+ * `aliveWithinMs`, and running no other run's task. Ordered by name, so ranks are stable across attempts.
+ */
+export async function freeLiveNodes(db: Db, tenantId: string, bookingId: string, runId: string, since: Date): Promise<Array<{ node_id: string; name: string }>> {
+  const { rows } = await db.query<{ node_id: string; name: string }>({
+    name: 'ito_free_live_nodes',
+    text: `select n.node_id, n.name from nodes n
+           where n.tenant_id = $1 and n.booking_id = $2 and n.revoked_at is null and n.last_heartbeat_at >= $4
+             and not exists (select 1 from tasks t where t.node_id = n.node_id and t.run_id <> $3 and t.status in ('assigned', 'running'))
+           order by n.name, n.node_id`,
+    values: [tenantId, bookingId, runId, since],
+  });
+  return rows;
 }

@@ -1,11 +1,14 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
-import { ItoError, ok, type Scope } from '@ito/contracts';
+import { ItoError, ok, vocabularyOf, type ErrorCode, type Scope } from '@ito/contracts';
 import { authenticate } from '../auth/authenticate.js';
 import { requireNode, requireScope, type Principal } from '../auth/principal.js';
+import { idToken, looksLikeId } from '../ids.js';
 import type { Resources } from '../resources.js';
 import { requireIdempotencyKey } from '../services/idempotent.js';
 import { validate } from '../validate.js';
+import { rememberValidatedIds } from './access-log.js';
+import type { BodyRouteConfig } from './json-body.js';
 
 type Access = { scope: Scope } | { node: true } | { public: true } | { authenticated: true };
 
@@ -37,6 +40,8 @@ export interface RouteSpec<B extends z.ZodType, Q extends z.ZodType, P extends z
   body?: B;
   query?: Q;
   params?: P;
+  /** The answer to a path id that cannot exist (malformed, too long). @defaultValue 'not_found' */
+  notFound?: ErrorCode;
   /** Header documented in OpenAPI; the handler validates it (its codes are specific). */
   idempotencyKey?: boolean;
   handler: (ctx: RouteContext<z.output<B>, z.output<Q>, z.output<P>>) => Promise<RouteResult<T>>;
@@ -74,15 +79,17 @@ export function defineRoute<B extends z.ZodType = z.ZodUndefined, Q extends z.Zo
     ...(spec.params ? { params: spec.params } : {}),
     ...(spec.idempotencyKey ? { idempotencyKey: true } : {}),
   });
+  const config: BodyRouteConfig = spec.body ? { bodyVocabulary: vocabularyOf(spec.body) } : {};
   app.route({
     method: spec.method,
     url: `/v1${spec.url}`,
+    config,
     handler: async (req, reply) => {
       let principal: Principal | null = null;
       let tenantId = '';
       let actor = 'anonymous';
       if (!('public' in spec.access)) {
-        principal = await authenticate(res.pool, req.headers.authorization);
+        principal = await authenticateWithinBudget(res, req);
         if ('scope' in spec.access) {
           const key = requireScope(principal, spec.access.scope);
           tenantId = key.tenantId;
@@ -99,8 +106,9 @@ export function defineRoute<B extends z.ZodType = z.ZodUndefined, Q extends z.Zo
         }
       }
       const idempotencyKey = spec.idempotencyKey ? requireIdempotencyKey(req.headers['idempotency-key']) : '';
-      const params = spec.params ? validate(spec.params, req.params, 'path') : undefined;
-      const query = spec.query ? validate(spec.query, req.query, 'query') : undefined;
+      const params = spec.params ? validatePath(spec.params, req.params, spec.notFound ?? 'not_found') : undefined;
+      if (params) rememberValidatedIds(req, loggableIds(params as Record<string, string>));
+      const query = spec.query ? validate(spec.query, refuseNul(req.query, 'query'), 'query') : undefined;
       const body = spec.body ? validate(spec.body, req.body ?? {}, 'body') : undefined;
       const out = await spec.handler({ req, reply, body, query, params, principal, tenantId, actor, idempotencyKey } as RouteContext<z.output<B>, z.output<Q>, z.output<P>>);
       reply.code(out.status ?? 200);
@@ -109,6 +117,47 @@ export function defineRoute<B extends z.ZodType = z.ZodUndefined, Q extends z.Zo
   });
 }
 
-/** Path ids are opaque to callers: anything unknown (malformed included) is simply not found. */
-export const idParams = z.object({ id: z.string().min(1).max(128) });
-export const refParams = z.object({ ref: z.string().min(1).max(128) });
+/**
+ * Authenticates, within the caller's address's budget of failures: once an address has failed too often in
+ * the window, its requests are refused before any lookup until the window ends.
+ */
+async function authenticateWithinBudget(res: Resources, req: FastifyRequest): Promise<Principal | null> {
+  const wait = res.authFailures.retryAfterSeconds(req.ip);
+  if (wait > 0) {
+    throw new ItoError('rate_limited', `too many failed authentications from this address; retry in ${wait} s`, { retry_after_s: wait });
+  }
+  try {
+    const principal = await authenticate(res.pool, req.headers.authorization);
+    if (!principal) res.authFailures.record(req.ip);
+    return principal;
+  } catch (err) {
+    if (err instanceof ItoError && (err.code === 'unauthenticated' || err.code === 'credential_revoked')) res.authFailures.record(req.ip);
+    throw err;
+  }
+}
+
+/** Ids as the access log may keep them: only ones shaped as the API mints them (a pasted token is not). */
+function loggableIds(params: Record<string, string>): Record<string, string> {
+  return Object.fromEntries(Object.entries(params).map(([k, v]) => [k, looksLikeId(v) ? v : '<not an id>']));
+}
+
+/** Path ids are opaque to callers: one that fails its shape cannot exist, and is simply not found. */
+function validatePath<P extends z.ZodType>(schema: P, value: unknown, notFound: ErrorCode): z.output<P> {
+  const result = schema.safeParse(value);
+  if (!result.success) throw new ItoError(notFound, 'not found');
+  return result.data;
+}
+
+/** Query strings decode `%00` to U+0000, which PostgreSQL cannot hold: refused before any schema or query. */
+function refuseNul(query: unknown, what: string): unknown {
+  for (const v of Object.values((query ?? {}) as Record<string, unknown>)) {
+    if ((Array.isArray(v) ? v : [v]).some((x) => typeof x === 'string' && x.includes('\0'))) {
+      throw new ItoError('validation_failed', `${what}: a value holds U+0000, which is not accepted`);
+    }
+  }
+  return query;
+}
+
+/** Path ids: validated as id tokens before anything reads them; the lookups then check the exact id shape. */
+export const idParams = z.object({ id: idToken });
+export const refParams = z.object({ ref: idToken });

@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import { RUN_EVENT_TYPES, evolveRun, initialRunState, type RunAggregate, type RunEvent, type RunEventMap } from '@ito/domain';
+import { RUN_EVENT_TYPES, evolveRun, initialRunState, normalizeRunAggregate, type RunAggregate, type RunEvent, type RunEventMap } from '@ito/domain';
 import type { InlineProjection, StoredEvent } from '@ito/ledger';
 
 /**
@@ -38,7 +38,7 @@ async function applyRunEvents(client: pg.PoolClient, runId: string, events: Stor
   } else {
     const { rows } = await client.query<{ aggregate: RunAggregate }>('select aggregate from runs where run_id = $1 for update', [runId]);
     if (!rows[0]) return;
-    aggregate = rows[0].aggregate;
+    aggregate = normalizeRunAggregate(rows[0].aggregate);
   }
   // Replaying events the row already holds (a rebuild racing an append) changes nothing.
   const fresh = events.filter((e) => e.streamVersion > aggregate.version);

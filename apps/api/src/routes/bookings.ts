@@ -1,6 +1,8 @@
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
+import { manifestDigestSchema } from '@ito/contracts';
 import { defineRoute, idParams, type RegisteredRoute } from '../http/route.js';
+import { idToken } from '../ids.js';
 import type { Resources } from '../resources.js';
 import { issueEligibility, listBookingViews, showBooking } from '../services/booking-service.js';
 import { previewPlan } from '../services/plan-service.js';
@@ -20,9 +22,9 @@ const eligibilityBody = z
   .optional();
 
 export const planBody = z.strictObject({
-  booking_id: z.string().min(1).max(128),
+  booking_id: idToken,
   manifest: z.string().min(1).max(1024 * 1024),
-  manifest_digest: z.string().max(128).optional(),
+  manifest_digest: manifestDigestSchema.optional(),
 });
 
 export function registerBookingRoutes(app: FastifyInstance, res: Resources, registry: RegisteredRoute[]): void {
@@ -40,6 +42,7 @@ export function registerBookingRoutes(app: FastifyInstance, res: Resources, regi
     summary: 'One booking.',
     access: { scope: 'runs:read' },
     params: idParams,
+    notFound: 'booking_not_found',
     handler: async ({ tenantId, params }) => ({ data: await showBooking(res, tenantId, params.id) }),
   });
 
@@ -49,6 +52,7 @@ export function registerBookingRoutes(app: FastifyInstance, res: Resources, regi
     summary: 'Fresh training eligibility, bound to account, booking, topology, region, fabric and term. Creates nothing.',
     access: { scope: 'runs:read' },
     params: idParams,
+    notFound: 'booking_not_found',
     body: eligibilityBody,
     handler: async ({ tenantId, params, body }) => ({ data: await issueEligibility(res, tenantId, params.id, body?.expect) }),
   });

@@ -1,18 +1,28 @@
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
+import { manifestDigestSchema } from '@ito/contracts';
 import { defineRoute, refParams, type RegisteredRoute } from '../http/route.js';
+import { idToken } from '../ids.js';
 import type { Resources } from '../resources.js';
+import type { Principal } from '../auth/principal.js';
 import { decideConfirmation, requestConfirmation, showConfirmation } from '../services/confirmation-service.js';
+import type { Decider } from '@ito/domain';
 
 const requestBody = z.discriminatedUnion('action', [
   z.strictObject({
     action: z.literal('train.create'),
-    booking_id: z.string().min(1).max(128),
+    booking_id: idToken,
     manifest: z.string().min(1).max(1024 * 1024),
-    manifest_digest: z.string().min(1).max(128),
+    manifest_digest: manifestDigestSchema,
   }),
-  z.strictObject({ action: z.enum(['run.cancel', 'run.cleanup', 'run.restart', 'booking.release']), run_id: z.string().min(1).max(128) }),
+  z.strictObject({ action: z.enum(['run.cancel', 'run.cleanup', 'run.restart', 'booking.release']), run_id: idToken }),
 ]);
+
+/** The calling key, as the confirmation records it: its id and the principal holding it. */
+function keyOf(principal: Principal | null): Decider {
+  const key = principal as Extract<Principal, { kind: 'key' }>;
+  return { keyId: key.keyId, principal: key.principal };
+}
 
 export function registerConfirmationRoutes(app: FastifyInstance, res: Resources, registry: RegisteredRoute[]): void {
   defineRoute(app, res, registry, {
@@ -21,7 +31,7 @@ export function registerConfirmationRoutes(app: FastifyInstance, res: Resources,
     summary: 'Asks for a single-use approval bound to account, action, booking or run, manifest digest and cost. Returns an opaque reference that authorises nothing by itself.',
     access: { scope: 'runs:write' },
     body: requestBody,
-    handler: async ({ tenantId, actor, body }) => ({ data: await requestConfirmation(res, tenantId, actor, body), status: 201 }),
+    handler: async ({ tenantId, principal, body }) => ({ data: await requestConfirmation(res, tenantId, keyOf(principal), body), status: 201 }),
   });
 
   defineRoute(app, res, registry, {
@@ -30,6 +40,7 @@ export function registerConfirmationRoutes(app: FastifyInstance, res: Resources,
     summary: 'A confirmation and what it would allow.',
     access: { authenticated: true },
     params: refParams,
+    notFound: 'confirmation_not_found',
     handler: async ({ tenantId, params }) => ({ data: await showConfirmation(res, tenantId, params.ref) }),
   });
 
@@ -40,7 +51,8 @@ export function registerConfirmationRoutes(app: FastifyInstance, res: Resources,
       summary: decision === 'approve' ? 'Approves a pending confirmation (approver scope only).' : 'Denies a pending confirmation (approver scope only).',
       access: { scope: 'confirmations:approve' },
       params: refParams,
-      handler: async ({ tenantId, actor, params }) => ({ data: await decideConfirmation(res, tenantId, actor, params.ref, decision) }),
+      notFound: 'confirmation_not_found',
+      handler: async ({ tenantId, principal, params }) => ({ data: await decideConfirmation(res, tenantId, keyOf(principal), params.ref, decision) }),
     });
   }
 }

@@ -1,23 +1,26 @@
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
+import { manifestDigestSchema } from '@ito/contracts';
 import { defineRoute, idParams, type RegisteredRoute } from '../http/route.js';
+import { idToken } from '../ids.js';
+import { eligibilityIdSchema } from '../services/booking-service.js';
 import type { Resources } from '../resources.js';
 import { runLifecycle, type LifecycleAction } from '../services/lifecycle-service.js';
 import { findRuns, showRun, showRunCheckpoints, showRunEvents, showRunLogs, showRunMetrics } from '../services/run-read-service.js';
 import { train } from '../services/train-service.js';
 
 export const trainBody = z.strictObject({
-  booking_id: z.string().min(1).max(128),
+  booking_id: idToken,
   manifest: z.string().min(1).max(1024 * 1024),
-  manifest_digest: z.string().min(1).max(128),
-  confirmation_ref: z.string().min(1).max(128),
-  eligibility_id: z.string().min(1).max(128).optional(),
+  manifest_digest: manifestDigestSchema,
+  confirmation_ref: idToken,
+  eligibility_id: eligibilityIdSchema.optional(),
 });
 
 const lifecycleBody = z.strictObject({
-  confirmation_ref: z.string().min(1).max(128),
+  confirmation_ref: idToken,
   release_booking: z.boolean().optional(),
-  release_confirmation_ref: z.string().min(1).max(128).optional(),
+  release_confirmation_ref: idToken.optional(),
 });
 
 const replayNotice = (runId: string) => `replayed: this Idempotency-Key already answered for run ${runId}; nothing new was done`;

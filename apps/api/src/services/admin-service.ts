@@ -6,12 +6,14 @@ import { DEFAULT_TENANT_POLICY, type TenantPolicy } from '@ito/domain';
 import { createLedger, type Ledger } from '@ito/ledger';
 import { hashSecret, newSecret } from '../auth/credentials.js';
 import { validate } from '../validate.js';
-import { newId } from '../ids.js';
+import { isId, newId, type IdPrefix } from '../ids.js';
 import { bookingStreamId, bookingsProjection } from '../projections/bookings-projection.js';
 import { runsProjection } from '../projections/runs-projection.js';
+import { tasksProjection } from '../projections/tasks-projection.js';
 
 /** The projections every writer of the ledger must keep inline (the API and the operator tool alike). */
-export const INLINE_PROJECTIONS = [runsProjection, bookingsProjection];
+// Order matters: the tasks projection reads the run's row that the runs projection wrote in the same batch.
+export const INLINE_PROJECTIONS = [runsProjection, tasksProjection, bookingsProjection];
 
 export function createApiLedger(pool: pg.Pool): Ledger {
   return createLedger({ pool, inlineProjections: INLINE_PROJECTIONS });
@@ -21,6 +23,9 @@ export const REQUESTER_SCOPES: Scope[] = ['runs:read', 'runs:write'];
 export const APPROVER_SCOPES: Scope[] = ['runs:read', 'confirmations:approve'];
 
 const tenantStream = (tenantId: string) => `tenant-${tenantId}`;
+
+/** Who holds a key: a person's or a team's name as the operator writes it (an e-mail address fits). */
+export const principalSchema = z.string().regex(/^[A-Za-z0-9._@+-]{1,128}$/, 'expected a principal: 1 to 128 letters, digits or . _ @ + -');
 
 const policySchema = z
   .strictObject({
@@ -53,28 +58,49 @@ export function createAdminService(deps: { pool: pg.Pool; logger?: Logger; ledge
   const ledger = deps.ledger ?? createApiLedger(deps.pool);
   const now = deps.now ?? (() => new Date());
 
-  async function insertKey(client: pg.PoolClient, tenantId: string, scopes: Scope[], label: string | null) {
+  async function insertKey(client: pg.PoolClient, tenantId: string, scopes: Scope[], label: string | null, principal: string | null) {
     const keyId = newId('key');
     const key = newSecret('sk');
-    await client.query('insert into api_keys (key_id, tenant_id, secret_hash, scopes, label) values ($1,$2,$3,$4,$5)', [keyId, tenantId, hashSecret(key), scopes, label]);
+    await client.query('insert into api_keys (key_id, tenant_id, secret_hash, scopes, label, principal) values ($1,$2,$3,$4,$5,$6)', [
+      keyId,
+      tenantId,
+      hashSecret(key),
+      scopes,
+      label,
+      principal,
+    ]);
     return { keyId, key };
   }
 
+  /** Ids from the operator's flags are checked before any query; a malformed one names nothing that exists. */
+  const requireId = (prefix: IdPrefix, value: string, what: string): string => {
+    if (typeof value !== 'string' || !isId(prefix, value)) throw new ItoError('not_found', `${what} not found (not a ${prefix}_… id)`);
+    return value;
+  };
+
+  const optionalPrincipal = (value: string | undefined, what: string) => (value === undefined ? null : validate(principalSchema, value, what));
+
   return {
-    async createTenant(input: { name: string; policy?: Partial<TenantPolicy> }) {
+    /** A tenant and its two keys; naming their principals makes the approver's separation hold per person too. */
+    async createTenant(input: { name: string; policy?: Partial<TenantPolicy>; requesterPrincipal?: string; approverPrincipal?: string }) {
       const name = validate(z.string().min(1).max(200), input.name, 'tenant name');
       const policy = { ...DEFAULT_TENANT_POLICY, ...validate(policySchema, input.policy ?? {}, 'tenant policy') };
+      const requesterPrincipal = optionalPrincipal(input.requesterPrincipal, 'requester principal');
+      const approverPrincipal = optionalPrincipal(input.approverPrincipal, 'approver principal');
+      if (requesterPrincipal !== null && requesterPrincipal === approverPrincipal) {
+        throw new ItoError('validation_failed', 'the requester and the approver must be different principals');
+      }
       const tenantId = newId('ten');
       return ledger.transaction(async (tx) => {
         await tx.client.query('insert into tenants (tenant_id, name, policy) values ($1, $2, $3)', [tenantId, name, JSON.stringify(policy)]);
-        const requester = await insertKey(tx.client, tenantId, REQUESTER_SCOPES, 'requester');
-        const approver = await insertKey(tx.client, tenantId, APPROVER_SCOPES, 'approver');
+        const requester = await insertKey(tx.client, tenantId, REQUESTER_SCOPES, 'requester', requesterPrincipal);
+        const approver = await insertKey(tx.client, tenantId, APPROVER_SCOPES, 'approver', approverPrincipal);
         await tx.append(
           tenantStream(tenantId),
           [
             { type: 'TenantCreated', data: { tenant_id: tenantId, name, policy } },
-            { type: 'ApiKeyCreated', data: { key_id: requester.keyId, scopes: REQUESTER_SCOPES } },
-            { type: 'ApiKeyCreated', data: { key_id: approver.keyId, scopes: APPROVER_SCOPES } },
+            { type: 'ApiKeyCreated', data: { key_id: requester.keyId, scopes: REQUESTER_SCOPES, principal: requesterPrincipal } },
+            { type: 'ApiKeyCreated', data: { key_id: approver.keyId, scopes: APPROVER_SCOPES, principal: approverPrincipal } },
           ],
           { tenantId, expectedVersion: 'no_stream' },
         );
@@ -85,12 +111,15 @@ export function createAdminService(deps: { pool: pg.Pool; logger?: Logger; ledge
           requester_key_id: requester.keyId,
           approver_key: approver.key,
           approver_key_id: approver.keyId,
+          requester_principal: requesterPrincipal,
+          approver_principal: approverPrincipal,
         };
       });
     },
 
     async setTenantPolicy(input: { tenantId: string; policy: Partial<TenantPolicy> }) {
       const patch = validate(policySchema, input.policy, 'tenant policy');
+      requireId('ten', input.tenantId, 'tenant');
       return ledger.transaction(async (tx) => {
         const { rows } = await tx.client.query<{ policy: TenantPolicy }>('select policy from tenants where tenant_id = $1 for update', [input.tenantId]);
         if (!rows[0]) throw new ItoError('not_found', `tenant ${input.tenantId} not found`);
@@ -104,21 +133,24 @@ export function createAdminService(deps: { pool: pg.Pool; logger?: Logger; ledge
       });
     },
 
-    async createKey(input: { tenantId: string; scopes: string[]; label?: string }) {
+    async createKey(input: { tenantId: string; scopes: string[]; label?: string; principal?: string }) {
       const scopes = validate(z.array(z.enum(SCOPES)).min(1), input.scopes, 'scopes');
+      const principal = optionalPrincipal(input.principal, 'principal');
+      requireId('ten', input.tenantId, 'tenant');
       return ledger.transaction(async (tx) => {
         const { rowCount } = await tx.client.query('select 1 from tenants where tenant_id = $1', [input.tenantId]);
         if (!rowCount) throw new ItoError('not_found', `tenant ${input.tenantId} not found`);
-        const { keyId, key } = await insertKey(tx.client, input.tenantId, scopes, input.label ?? null);
-        await tx.append(tenantStream(input.tenantId), [{ type: 'ApiKeyCreated', data: { key_id: keyId, scopes } }], {
+        const { keyId, key } = await insertKey(tx.client, input.tenantId, scopes, input.label ?? null, principal);
+        await tx.append(tenantStream(input.tenantId), [{ type: 'ApiKeyCreated', data: { key_id: keyId, scopes, principal } }], {
           tenantId: input.tenantId,
           expectedVersion: 'any',
         });
-        return { key_id: keyId, key, tenant_id: input.tenantId, scopes };
+        return { key_id: keyId, key, tenant_id: input.tenantId, scopes, principal };
       });
     },
 
     async revokeKey(input: { keyId: string }) {
+      requireId('key', input.keyId, 'key');
       return ledger.transaction(async (tx) => {
         const { rows } = await tx.client.query<{ tenant_id: string; revoked_at: Date | null }>(
           'update api_keys set revoked_at = coalesce(revoked_at, $2) where key_id = $1 returning tenant_id, revoked_at',
@@ -134,6 +166,7 @@ export function createAdminService(deps: { pool: pg.Pool; logger?: Logger; ledge
     async createBooking(input: z.input<typeof createBookingSchema>) {
       const b = validate(createBookingSchema, input, 'booking');
       if (new Date(b.term_end) <= new Date(b.term_start)) throw new ItoError('validation_failed', 'term_end must be after term_start');
+      requireId('ten', b.tenant_id, 'tenant');
       const bookingId = newId('bkg');
       const inventory = b.node_inventory ?? Array.from({ length: b.nodes }, (_, i) => `node-${String(i + 1).padStart(2, '0')}`);
       return ledger.transaction(async (tx) => {
@@ -159,6 +192,7 @@ export function createAdminService(deps: { pool: pg.Pool; logger?: Logger; ledge
 
     async setBookingStatus(input: { bookingId: string; status: 'expired' | 'revoked' | 'released' | 'completed'; reason?: string }) {
       const status = validate(z.enum(['expired', 'revoked', 'released', 'completed']), input.status, 'booking status');
+      requireId('bkg', input.bookingId, 'booking');
       return ledger.transaction(async (tx) => {
         const { rows } = await tx.client.query<{ tenant_id: string; status: string }>('select tenant_id, status from bookings where booking_id = $1 for update', [input.bookingId]);
         const row = rows[0];
@@ -174,6 +208,7 @@ export function createAdminService(deps: { pool: pg.Pool; logger?: Logger; ledge
 
     async registerNode(input: { bookingId: string; name: string }) {
       const name = validate(z.string().regex(/^[a-z0-9][a-z0-9._-]{0,62}$/), input.name, 'node name');
+      requireId('bkg', input.bookingId, 'booking');
       const nodeId = newId('node');
       const credential = newSecret('nc');
       return ledger.transaction(async (tx) => {

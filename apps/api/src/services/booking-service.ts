@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { z } from 'zod';
 import { ItoError } from '@ito/contracts';
 import { ELIGIBILITY_TTL_MS, checkBookingExpectation, checkBookingUsable, eligibilityBinding, type Booking, type BookingExpectation } from '@ito/domain';
 import { getBooking, listBookings } from '../db/queries.js';
@@ -26,7 +27,7 @@ export async function listBookingViews(res: Resources, tenantId: string) {
 
 export async function showBooking(res: Resources, tenantId: string, bookingId: string) {
   const b = await getBooking(res.pool, tenantId, bookingId);
-  if (!b) throw new ItoError('booking_not_found', `booking ${bookingId} not found`);
+  if (!b) throw new ItoError('booking_not_found', 'no such booking');
   return bookingView(b);
 }
 
@@ -50,11 +51,16 @@ export async function issueEligibility(res: Resources, tenantId: string, booking
   return { eligibility_id: eligibilityId(binding, expiresAt), eligible: true, ...binding, issued_at: now.toISOString(), expires_at: expiresAt.toISOString() };
 }
 
+const ELIGIBILITY_ID = /^elg_([0-9a-z]{1,13})_[0-9a-f]{32}$/;
+
+/** What an eligibility id looks like; bodies are checked against it before any message may echo one. */
+export const eligibilityIdSchema = z.string().regex(ELIGIBILITY_ID, 'expected an eligibility id (elg_…)');
+
 /** Checks an eligibility id against the booking as it is now. */
 export async function checkEligibilityId(res: Resources, tenantId: string, bookingId: string, id: string): Promise<void> {
   const now = res.now();
   const booking = checkBookingUsable(await getBooking(res.pool, tenantId, bookingId), tenantId, bookingId, now);
-  const m = /^elg_([0-9a-z]+)_[0-9a-f]{32}$/.exec(id);
+  const m = ELIGIBILITY_ID.exec(id);
   if (!m) throw new ItoError('validation_failed', 'eligibility_id is not of the form elg_…');
   const expiresAt = new Date(parseInt(m[1]!, 36) * 1000);
   if (eligibilityId(eligibilityBinding(booking), expiresAt) !== id) {

@@ -6,13 +6,17 @@ import {
   checkCheckpointStorage,
   checkConfirmationDecision,
   checkDataPolicy,
+  checkSeparateDecider,
+  effectiveConfirmationStatus,
   eligibilityBinding,
+  type Decider,
 } from '@ito/domain';
 import type { LedgerTx } from '@ito/ledger';
 import { getBooking, getConfirmation, getRun, getTenantPolicy, saveManifest, type StoredConfirmation } from '../db/queries.js';
 import { newId } from '../ids.js';
 import type { Resources } from '../resources.js';
 import { checkManifest } from './manifest-gate.js';
+import { storedManifestSummary } from './manifest-summary.js';
 import { planFor } from './plan-service.js';
 
 export function confirmationStreamId(ref: string): string {
@@ -23,17 +27,24 @@ export type ConfirmationRequest =
   | { action: 'train.create'; booking_id: string; manifest: string; manifest_digest: string }
   | { action: Exclude<ConfirmationAction, 'train.create'>; run_id: string };
 
-/** The public view of a confirmation; the approver sees what it is being asked to allow. */
-export function confirmationView(c: StoredConfirmation) {
+/**
+ * The public view of a confirmation; the approver sees what it is being asked to allow, and who asked. A
+ * confirmation past its expiry reads `expired`, whatever it was.
+ */
+export function confirmationView(c: StoredConfirmation, now: Date) {
   return {
     confirmation_ref: c.ref,
-    status: c.status,
+    status: effectiveConfirmationStatus(c, now),
     action: c.action,
     booking_id: c.booking_id,
     run_id: c.run_id,
     manifest_digest: c.manifest_digest,
     cost_usd: c.cost_usd,
     max_incremental_cost_usd: c.max_incremental_cost_usd,
+    requested_by: c.requested_by,
+    requested_by_principal: c.requested_by_principal,
+    decided_by: c.decided_by,
+    decided_by_principal: c.decided_by_principal,
     created_at: c.created_at.toISOString(),
     expires_at: c.expires_at.toISOString(),
     decided_at: c.decided_at?.toISOString() ?? null,
@@ -50,7 +61,8 @@ export function confirmationView(c: StoredConfirmation) {
  * the confirmation itself runs first (booking, manifest, data policy, storage, plan, budget), so an approver is
  * never asked to allow something the server would refuse anyway. The reference authorises nothing by itself.
  */
-export async function requestConfirmation(res: Resources, tenantId: string, requestedBy: string, req: ConfirmationRequest) {
+export async function requestConfirmation(res: Resources, tenantId: string, requester: Decider, req: ConfirmationRequest) {
+  const requestedBy = requester.keyId;
   const now = res.now();
   const ref = newId('cfm');
   const expiresAt = new Date(now.getTime() + DEFAULT_CONFIRMATION_TTL_MS);
@@ -80,7 +92,7 @@ export async function requestConfirmation(res: Resources, tenantId: string, requ
     };
   } else {
     const run = await getRun(res.pool, tenantId, req.run_id);
-    if (!run) throw new ItoError('not_found', `run ${req.run_id} not found`);
+    if (!run) throw new ItoError('not_found', 'no such run');
     binding = { booking_id: run.booking_id, run_id: run.run_id, manifest_digest: run.manifest_digest, cost_usd: 0, max_incremental_cost_usd: 0 };
   }
 
@@ -89,44 +101,62 @@ export async function requestConfirmation(res: Resources, tenantId: string, requ
     if (req.action === 'train.create') await saveManifest(tx.client, tenantId, binding.manifest_digest!, req.manifest);
     const { rows } = await tx.client.query<StoredConfirmation>(
       `insert into confirmations (ref, tenant_id, action, booking_id, run_id, manifest_digest, cost_usd, max_incremental_cost_usd,
-         status, requested_by, details, created_at, expires_at)
-       values ($1,$2,$3,$4,$5,$6,$7,$8,'pending',$9,$10,$11,$12)
+         status, requested_by, requested_by_principal, details, created_at, expires_at)
+       values ($1,$2,$3,$4,$5,$6,$7,$8,'pending',$9,$10,$11,$12,$13)
        returning *`,
       [ref, tenantId, req.action, binding.booking_id, binding.run_id, binding.manifest_digest, binding.cost_usd, binding.max_incremental_cost_usd,
-        requestedBy, JSON.stringify(details), now, expiresAt],
+        requestedBy, requester.principal, JSON.stringify(details), now, expiresAt],
     );
     await tx.append(
       confirmationStreamId(ref),
-      [{ type: 'ConfirmationRequested', data: { ref, action: req.action, ...binding, expires_at: expiresAt.toISOString() }, metadata: { actor: requestedBy } }],
+      [
+        {
+          type: 'ConfirmationRequested',
+          data: { ref, action: req.action, ...binding, requested_by: requestedBy, requested_by_principal: requester.principal, expires_at: expiresAt.toISOString() },
+          metadata: { actor: requestedBy },
+        },
+      ],
       { tenantId, expectedVersion: 'no_stream' },
     );
     return rows[0]!;
   });
-  return confirmationView(stored);
+  return confirmationView(stored, now);
 }
 
+/** `GET /v1/confirmations/:ref`: the binding, who asked and decided, and a summary of the manifest it binds. */
 export async function showConfirmation(res: Resources, tenantId: string, ref: string) {
   const c = await getConfirmation(res.pool, tenantId, ref);
   if (!c) throw new ItoError('confirmation_not_found', 'no such confirmation reference');
-  return confirmationView(c);
+  const manifest = c.manifest_digest ? await storedManifestSummary(res, tenantId, c.manifest_digest) : null;
+  return { ...confirmationView(c, res.now()), manifest };
 }
 
-/** Approve or deny, by an approver credential of the same tenant, while pending and unexpired. */
-export async function decideConfirmation(res: Resources, tenantId: string, approver: string, ref: string, decision: 'approve' | 'deny') {
+/**
+ * Approve or deny, by an approver credential of the same tenant, while pending and unexpired, and never by the
+ * credential (or the principal) that requested it.
+ */
+export async function decideConfirmation(res: Resources, tenantId: string, decider: Decider, ref: string, decision: 'approve' | 'deny') {
   const now = res.now();
   const decided = await res.ledger.transaction(async (tx: LedgerTx) => {
-    checkConfirmationDecision(await getConfirmation(tx.client, tenantId, ref, { forUpdate: true }), tenantId, now);
+    const record = checkConfirmationDecision(await getConfirmation(tx.client, tenantId, ref, { forUpdate: true }), tenantId, now) as StoredConfirmation;
+    checkSeparateDecider({ keyId: record.requested_by, principal: record.requested_by_principal }, decider);
     const status = decision === 'approve' ? 'approved' : 'denied';
     const { rows } = await tx.client.query<StoredConfirmation>(
-      'update confirmations set status = $3, decided_by = $4, decided_at = $5 where tenant_id = $1 and ref = $2 returning *',
-      [tenantId, ref, status, approver, now],
+      'update confirmations set status = $3, decided_by = $4, decided_by_principal = $5, decided_at = $6 where tenant_id = $1 and ref = $2 returning *',
+      [tenantId, ref, status, decider.keyId, decider.principal, now],
     );
     await tx.append(
       confirmationStreamId(ref),
-      [{ type: decision === 'approve' ? 'ConfirmationApproved' : 'ConfirmationDenied', data: { ref, decided_by: approver }, metadata: { actor: approver } }],
+      [
+        {
+          type: decision === 'approve' ? 'ConfirmationApproved' : 'ConfirmationDenied',
+          data: { ref, decided_by: decider.keyId, decided_by_principal: decider.principal },
+          metadata: { actor: decider.keyId },
+        },
+      ],
       { tenantId, expectedVersion: 'any' },
     );
     return rows[0]!;
   });
-  return confirmationView(decided);
+  return confirmationView(decided, now);
 }

@@ -47,7 +47,7 @@ export async function runLifecycle(res: Resources, tenantId: string, actor: stri
   return idempotent(res, tenantId, key, fingerprint, async (tx: LedgerTx) => {
     const now = res.now();
     const run = await getRun(tx.client, tenantId, input.run_id, { forUpdate: true });
-    if (!run) throw new ItoError('not_found', `run ${input.run_id} not found`);
+    if (!run) throw new ItoError('not_found', 'no such run');
     const binding = bindingFor(run, tenantId, ACTION_OF[action]);
     await checkConfirmation(tx, input.confirmation_ref, binding, now);
 

@@ -16,6 +16,11 @@ const str = (cmd: ParsedCommand, name: string): string => {
   return v;
 };
 
+const optional = (cmd: ParsedCommand, name: string): string | undefined => {
+  const v = cmd.flags[name];
+  return typeof v === 'string' ? v : undefined;
+};
+
 const num = (cmd: ParsedCommand, name: string): number => {
   const raw = str(cmd, name);
   const n = Number(raw);
@@ -34,11 +39,25 @@ const bookingStatus =
 
 /** ito-admin verbs mapped onto the API's admin service: the same handlers and events as the API itself. */
 export const ADMIN_HANDLERS: Record<string, AdminHandler> = {
-  'tenant create': async (cmd, admin) => ({ data: await admin.createTenant({ name: str(cmd, 'name') }), human: secret }),
-  'key create': async (cmd, admin) => ({
-    data: await admin.createKey({ tenantId: str(cmd, 'tenant'), scopes: str(cmd, 'scopes').split(',').map((s) => s.trim()).filter(Boolean) }),
-    human: secret,
-  }),
+  'tenant create': async (cmd, admin) => {
+    const requesterPrincipal = optional(cmd, 'requester-principal');
+    const approverPrincipal = optional(cmd, 'approver-principal');
+    const data = await admin.createTenant({
+      name: str(cmd, 'name'),
+      ...(requesterPrincipal !== undefined ? { requesterPrincipal } : {}),
+      ...(approverPrincipal !== undefined ? { approverPrincipal } : {}),
+    });
+    return { data, human: secret };
+  },
+  'key create': async (cmd, admin) => {
+    const principal = optional(cmd, 'principal');
+    const data = await admin.createKey({
+      tenantId: str(cmd, 'tenant'),
+      scopes: str(cmd, 'scopes').split(',').map((s) => s.trim()).filter(Boolean),
+      ...(principal !== undefined ? { principal } : {}),
+    });
+    return { data, human: secret };
+  },
   'key revoke': async (cmd, admin) => ({ data: await admin.revokeKey({ keyId: cmd.positionals[0]! }), human: plain }),
   'booking create': async (cmd, admin) => {
     const status = cmd.flags.status;

@@ -4,8 +4,32 @@ import type { VerbSpec } from './verbs.js';
 const admin = { auth: 'none', network: 'none', authority: 'none', availability: 'available' } as const;
 
 export const ADMIN_VERBS: VerbSpec[] = [
-  { name: 'tenant create', summary: 'create a tenant with a requester key and an approver key (shown once)', usage: 'ito-admin tenant create --name <name> [--json]', example: 'ito-admin tenant create --name acme --json', flags: [{ name: 'name', value: 'name', required: true, help: 'tenant name' }], side_effect: 'credential_store', ...admin },
-  { name: 'key create', summary: 'create an API key for a tenant (shown once)', usage: 'ito-admin key create --tenant <id> --scopes <a,b> [--json]', example: 'ito-admin key create --tenant ten_123 --scopes runs:read,audit:read --json', flags: [{ name: 'tenant', value: 'id', required: true, help: 'tenant id' }, { name: 'scopes', value: 'a,b', required: true, help: 'comma-separated scopes: runs:read, runs:write, confirmations:approve, desk:read, audit:read, admin' }], side_effect: 'credential_store', ...admin },
+  {
+    name: 'tenant create',
+    summary: 'create a tenant with a requester key and an approver key (shown once)',
+    usage: 'ito-admin tenant create --name <name> [--requester-principal <who>] [--approver-principal <who>] [--json]',
+    example: 'ito-admin tenant create --name acme --requester-principal ml-team@acme --approver-principal finance@acme --json',
+    flags: [
+      { name: 'name', value: 'name', required: true, help: 'tenant name' },
+      { name: 'requester-principal', value: 'who', help: 'who holds the requester key; a confirmation is never decided by its requesting principal' },
+      { name: 'approver-principal', value: 'who', help: 'who holds the approver key (must differ from the requester principal)' },
+    ],
+    side_effect: 'credential_store',
+    ...admin,
+  },
+  {
+    name: 'key create',
+    summary: 'create an API key for a tenant (shown once)',
+    usage: 'ito-admin key create --tenant <id> --scopes <a,b> [--principal <who>] [--json]',
+    example: 'ito-admin key create --tenant ten_123 --scopes runs:read,audit:read --principal auditor@acme --json',
+    flags: [
+      { name: 'tenant', value: 'id', required: true, help: 'tenant id' },
+      { name: 'scopes', value: 'a,b', required: true, help: 'comma-separated scopes: runs:read, runs:write, confirmations:approve, desk:read, audit:read, admin' },
+      { name: 'principal', value: 'who', help: 'who holds the key (a person or team name); that principal can never decide its own confirmations' },
+    ],
+    side_effect: 'credential_store',
+    ...admin,
+  },
   { name: 'key revoke', summary: 'revoke an API key by its id', usage: 'ito-admin key revoke <key-id>', example: 'ito-admin key revoke key_123', positionals: [{ name: 'key-id', required: true, help: 'key id (not the key itself)' }], side_effect: 'credential_revoke', ...admin },
   {
     name: 'booking create',

@@ -9,15 +9,43 @@ function scalars(d: Data, skip: readonly string[]): Data {
   return Object.fromEntries(Object.entries(d).filter(([k, v]) => !skip.includes(k) && (v === null || typeof v !== 'object')));
 }
 
-/** `confirm request|show|approve|deny`: what the confirmation binds, then the plan an approver is asked to allow. */
+/**
+ * `confirm request|show|approve|deny`: what the confirmation binds and who asked and decided, then the plan an
+ * approver is asked to allow, then (on show) the manifest fields that spend money or touch data.
+ */
 export function renderConfirmation(d: Data): string {
   const head = scalars(d, ['plan', 'cost_usd', 'max_incremental_cost_usd', 'manifest_digest']);
   const plan = asRecord(d.plan);
+  const manifest = asRecord(d.manifest);
+  const tail = manifest ? `\nmanifest:\n${indent(renderManifestSummary(manifest))}` : '';
   if (!plan) {
     // Run actions bind no cost: show the binding as it stands.
-    return keyValue({ ...head, ...(d.manifest_digest ? { manifest_digest: d.manifest_digest } : {}), cost_usd: usd(d.cost_usd) ?? d.cost_usd });
+    return `${keyValue({ ...head, ...(d.manifest_digest ? { manifest_digest: d.manifest_digest } : {}), cost_usd: usd(d.cost_usd) ?? d.cost_usd })}${tail}`;
   }
-  return `${keyValue(head)}\nplan:\n${indent(renderPlan(plan, { estimated_cost_usd: d.cost_usd, max_incremental_cost_usd: d.max_incremental_cost_usd, manifest_digest: d.manifest_digest }))}`;
+  return `${keyValue(head)}\nplan:\n${indent(renderPlan(plan, { estimated_cost_usd: d.cost_usd, max_incremental_cost_usd: d.max_incremental_cost_usd, manifest_digest: d.manifest_digest }))}${tail}`;
+}
+
+/** The manifest summary of `confirm show`: one line per concern, every data source in full. */
+export function renderManifestSummary(m: Data): string {
+  const model = asRecord(m.model) ?? {};
+  const target = asRecord(m.target) ?? {};
+  const evalSpec = asRecord(m.eval) ?? {};
+  const checkpoint = asRecord(m.checkpoint) ?? {};
+  const budget = asRecord(m.budget) ?? {};
+  const recipe = Array.isArray(asRecord(m.post_training)?.recipe) ? (asRecord(m.post_training)!.recipe as Data[]) : [];
+  const data = Array.isArray(m.data) ? (m.data as Data[]) : [];
+  const lines = [
+    `digest         ${String(m.manifest_digest)}`,
+    `model          ${String(model.family)} ${String(model.parameters)} at ${String(model.revision)} (${String(model.init)})`,
+    `curriculum     ${Array.isArray(target.curriculum) ? target.curriculum.join(' → ') : '-'}; ${String(target.tokens)} tokens at sequence length ${String(target.sequence_length)}`,
+    `post-training  ${recipe.length === 0 ? 'none' : recipe.map((s) => String(s.stage)).join(' → ')}`,
+    `eval           ${String(evalSpec.battery)}; gates on ${Object.keys(asRecord(evalSpec.gates) ?? {}).join(', ') || 'no stage'}`,
+    `checkpoints    ${String(checkpoint.storage)} every ${String(checkpoint.interval_minutes)} min, keep ${String(checkpoint.keep_last)}`,
+    `budget         ceiling ${usd(budget.ceiling_usd) ?? '-'}, max incremental ${usd(budget.max_incremental_cost_usd) ?? '-'}`,
+    `data           ${data.length} source${data.length === 1 ? '' : 's'}:`,
+    ...data.map((s) => `  - ${String(s.ref)} sha256 ${String(s.sha256)}, ${String(s.tokens)} tokens, license ${String(s.license)}`),
+  ];
+  return `${lines.join('\n')}\n`;
 }
 
 /** `status`, `train`: the run without its stored plan JSON; a one-line shape of the plan instead. */
@@ -39,19 +67,32 @@ export function renderRunAction(d: Data): string {
   return lines.join('');
 }
 
-/** `metrics`: the latest progress, the series as a table, and the checkpoint count. */
+/** `metrics`: the latest progress, each stage, the evaluations, the spend and a tail of the series. */
 export function renderMetrics(d: Data): string {
   const latest = asRecord(d.latest);
   const series = Array.isArray(d.series) ? (d.series as Data[]) : [];
+  const stages = Array.isArray(d.stages) ? (d.stages as Data[]) : [];
+  const evals = Array.isArray(d.evaluations) ? (d.evaluations as Data[]) : [];
+  const spend = asRecord(d.spend);
   const parts = [latest ? `latest:\n${indent(keyValue(latest))}` : 'latest: no progress recorded yet\n'];
-  if (series.length > 0) parts.push(`series:\n${indent(table(series, ['step', 'tokens', 'loss']))}`);
+  if (stages.length > 0) parts.push(`stages:\n${indent(table(stages, ['stage', 'status', 'attempts', 'started_at', 'completed_at']))}`);
+  if (evals.length > 0) {
+    const rows = evals.map((e) => ({ stage: e.stage, gate: e.passed ? 'passed' : 'FAILED', failed: Array.isArray(e.failed) && e.failed.length > 0 ? e.failed.join('; ') : '-' }));
+    parts.push(`evaluations:\n${indent(table(rows, ['stage', 'gate', 'failed']))}`);
+  }
+  if (spend) parts.push(`spend: ${usd(spend.spent_usd) ?? String(spend.spent_usd)} of ${usd(spend.ceiling_usd) ?? String(spend.ceiling_usd)}\n`);
+  if (series.length > 0) parts.push(`series (last ${Math.min(20, series.length)} of ${series.length}):\n${indent(table(series.slice(-20), ['stage', 'step', 'tokens', 'loss']))}`);
   parts.push(`checkpoints: ${String(d.checkpoints ?? 0)}\n`);
   return parts.join('');
 }
 
 export function renderCheckpoints(d: Data): string {
   const rows = Array.isArray(d.checkpoints) ? (d.checkpoints as Data[]) : [];
-  return rows.length === 0 ? '(no checkpoints yet)\n' : table(rows, ['checkpoint_id', 'step', 'bytes', 'uri']);
+  const view = rows.map((c) => ({
+    ...c,
+    bandwidth: typeof c.bandwidth_bytes_per_s === 'number' ? `${(c.bandwidth_bytes_per_s / 1e9).toFixed(2)} GB/s` : '-',
+  }));
+  return view.length === 0 ? '(no checkpoints yet)\n' : table(view, ['checkpoint_id', 'stage', 'step', 'bytes', 'save_seconds', 'bandwidth', 'uri']);
 }
 
 export function renderEvents(d: Data): string {

@@ -2,6 +2,7 @@ import { constants } from 'node:fs';
 import { lstat, open, realpath } from 'node:fs/promises';
 import { dirname, isAbsolute, resolve } from 'node:path';
 import { ItoError, manifestDigest, type ErrorCode } from '@ito/contracts';
+import { refuseAmbiguousManifest } from './check-manifest.js';
 
 export const MANIFEST_LIMIT_BYTES = 1024 * 1024;
 
@@ -72,6 +73,7 @@ export async function readManifestSafely(path: string, hooks: ManifestReadHooks 
     }
     const text = bytes.toString('utf8');
     if (!Buffer.from(text, 'utf8').equals(bytes)) refuse('manifest_invalid', `manifest ${path} is not valid UTF-8 text`);
+    refuseAmbiguousManifest(text, path);
     return { path, bytes, text, digest: manifestDigest(bytes) };
   } finally {
     await handle.close();

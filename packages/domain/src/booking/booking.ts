@@ -45,7 +45,7 @@ export function eligibilityBinding(b: Booking): EligibilityBinding {
  * Fails closed with the booking's own code.
  */
 export function checkBookingUsable(booking: Booking | null, tenantId: string, bookingId: string, now: Date): Booking {
-  if (!booking || booking.tenant_id !== tenantId) throw new ItoError('booking_not_found', `booking ${bookingId} not found`);
+  if (!booking || booking.tenant_id !== tenantId) throw new ItoError('booking_not_found', 'no such booking'); // never the id asked for: it came from outside
   switch (booking.status) {
     case 'pending':
       throw new ItoError('booking_incomplete', `booking ${bookingId} is not completed yet (status pending)`);

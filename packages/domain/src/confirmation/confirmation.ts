@@ -75,3 +75,29 @@ export function checkConfirmationDecision(record: ConfirmationRecord | null, ten
   }
   return record;
 }
+
+/** Who asks for or decides a confirmation: the key, and the principal holding it when the operator named one. */
+export interface Decider {
+  keyId: string;
+  principal: string | null;
+}
+
+/**
+ * Out-of-band separation: the credential that requested a confirmation may not approve or deny it, and where
+ * keys name a principal, no key of the requesting principal may either. Otherwise one holder of both scopes
+ * could authorise their own spending.
+ */
+export function checkSeparateDecider(requester: Decider, decider: Decider): void {
+  if (requester.keyId === decider.keyId) {
+    throw new ItoError('forbidden', 'the credential that requested this confirmation cannot decide it; another approver must');
+  }
+  if (requester.principal !== null && requester.principal === decider.principal) {
+    throw new ItoError('forbidden', 'the principal that requested this confirmation cannot decide it, with any of its keys; another approver must');
+  }
+}
+
+/** The status a reader sees: a pending or approved confirmation past its expiry reads `expired`. */
+export function effectiveConfirmationStatus(record: Pick<ConfirmationRecord, 'status' | 'expires_at'>, now: Date): ConfirmationStatus | 'expired' {
+  if ((record.status === 'pending' || record.status === 'approved') && record.expires_at.getTime() <= now.getTime()) return 'expired';
+  return record.status;
+}
