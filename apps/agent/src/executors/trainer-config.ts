@@ -1,7 +1,6 @@
 import { readFileSync, statSync } from 'node:fs';
-import { STAGE_NAMES, stageKind, type StageName, type TaskSpec } from '@ito/contracts';
+import { parseStrictJson, STAGE_NAMES, stageKind, type StageName, type TaskSpec } from '@ito/contracts';
 import { z } from 'zod';
-import { parseStrictJson } from './strict-json.js';
 
 /**
  * The operator's trainer configuration: which command runs a task, by the task's stage name, else its kind
@@ -68,7 +67,7 @@ export function loadTrainerConfig(path: string): TrainerConfig {
 
 export function parseTrainerConfig(text: string, source = 'trainer config'): TrainerConfig {
   const parsed = parseStrictJson(text);
-  if (!parsed.ok) throw new TrainerConfigError(`${source}: not one JSON object (${parsed.reason.replace('_', ' ')})`);
+  if (!parsed.ok) throw new TrainerConfigError(`${source}: not one JSON object (${parsed.error.reason.replace('_', ' ')})`);
   const result = trainerConfigSchema.safeParse(parsed.value);
   if (result.success) return result.data;
   const issue = result.error.issues[0]!;

@@ -1,9 +1,8 @@
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
-import type { TaskSpec } from '@ito/contracts';
+import { parseStrictJson, type TaskSpec } from '@ito/contracts';
 import { isUnderRunPrefix } from './checkpoint-uri.js';
 import type { TaskEvents, TaskOutcome } from './executor.js';
 import { LineSplitter } from './line-splitter.js';
-import { parseStrictJson } from './strict-json.js';
 import { MAX_TRAINER_LINE_BYTES, trainerLineSchema, type ControlLine, type TrainerLine } from './trainer-protocol.js';
 
 /** What the agent learnt about a trainer's output, for its own log and for tests. */
@@ -28,6 +27,8 @@ export interface TrainerRunOptions {
 /** Lines of a kind logged one by one before the rest are only counted. */
 const LOGGED_INVALID_LINES = 20;
 const MAX_STDERR_LINE_CHARS = 1024;
+/** Protocol lines are flat; 32 levels leave room for a trainer's nesting and none for a parser-exhausting one. */
+const MAX_LINE_DEPTH = 32;
 
 /**
  * One trainer process: reads its protocol lines, forwards them as task events, sends it control lines, and ends
@@ -138,8 +139,8 @@ export class TrainerRun {
   private onStdoutLine(text: string, lineNumber: number): void {
     this.stats.lines++;
     if (text.trim() === '') return;
-    const json = parseStrictJson(text);
-    if (!json.ok) return this.invalid(lineNumber, json.reason === 'syntax' ? 'not JSON' : json.reason.replace('_', ' '));
+    const json = parseStrictJson(text, { maxDepth: MAX_LINE_DEPTH });
+    if (!json.ok) return this.invalid(lineNumber, json.error.reason === 'syntax' ? 'not JSON' : json.error.reason.replace('_', ' '));
     const parsed = trainerLineSchema.safeParse(json.value);
     if (!parsed.success) return this.invalid(lineNumber, 'not a protocol line');
     this.forward(parsed.data, lineNumber);

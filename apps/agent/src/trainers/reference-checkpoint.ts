@@ -1,6 +1,5 @@
-import { runIdSchema, STAGE_NAMES } from '@ito/contracts';
+import { parseStrictJson, runIdSchema, STAGE_NAMES } from '@ito/contracts';
 import { z } from 'zod';
-import { parseStrictJson } from '../executors/strict-json.js';
 import { PARAMETER_COUNT, type AdamState } from './tiny-model.js';
 import type { RandomState } from './random.js';
 
@@ -51,7 +50,7 @@ export function encodeCheckpoint(runId: string, stage: ReferenceCheckpoint['stag
 
 export function decodeCheckpoint(bytes: Buffer): ReferenceCheckpoint {
   const json = parseStrictJson(bytes.toString('utf8'));
-  if (!json.ok) throw new Error(`checkpoint is not one JSON object (${json.reason})`);
+  if (!json.ok) throw new Error(`checkpoint is not one JSON object (${json.error.reason})`);
   const parsed = referenceCheckpointSchema.safeParse(json.value);
   if (!parsed.success) throw new Error('checkpoint is not a reference-trainer checkpoint of this version');
   return parsed.data;

@@ -1,7 +1,6 @@
 import { readFile } from 'node:fs/promises';
-import { assignmentSchema, type Assignment } from '@ito/contracts';
+import { assignmentSchema, parseStrictJson, type Assignment } from '@ito/contracts';
 import { LineSplitter } from '../executors/line-splitter.js';
-import { parseStrictJson } from '../executors/strict-json.js';
 import { controlLineSchema, type ControlLine, type TrainerLine } from '../executors/trainer-protocol.js';
 
 /** A trainer's side of the protocol (docs/trainer-protocol.md): read the task, write lines, hear stop requests. */
@@ -19,7 +18,7 @@ export async function readTask(path: string): Promise<Assignment> {
     throw new BadTaskError(`task file cannot be read (${(err as NodeJS.ErrnoException).code ?? 'error'})`);
   }
   const json = parseStrictJson(text);
-  if (!json.ok) throw new BadTaskError(`task file is not one JSON object (${json.reason})`);
+  if (!json.ok) throw new BadTaskError(`task file is not one JSON object (${json.error.reason})`);
   const parsed = assignmentSchema.safeParse(json.value);
   if (!parsed.success) throw new BadTaskError('task file is not an assignment of this protocol');
   return parsed.data;
