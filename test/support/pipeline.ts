@@ -5,28 +5,13 @@ import { AgentApi, ItoClient } from '@ito/client';
 import { createLogger } from '@ito/config';
 import { manifestDigest } from '@ito/contracts';
 import { createJobClient, createQueueKit, startJobWorkers, type QueueBackendConfig, type QueueKit } from '@ito/queue';
-import { orchestratorProjection, pipelineHandlers, pipelineJobs, startRelay, type CheckpointRemover, type PipelineResources, type Relay } from '@ito/worker';
-import { rm } from 'node:fs/promises';
-import { fileURLToPath } from 'node:url';
+import { defaultStorageRegistry } from '@ito/storage';
+import { orchestratorProjection, pipelineHandlers, pipelineJobs, startRelay, storageCheckpointRemover, type PipelineResources, type Relay } from '@ito/worker';
 import { EXAMPLE_MANIFEST, seedTenant, startApi, type Api, type Seed } from './api.js';
 import { withDatabase } from './global-setup.js';
 import { redisForTests } from './db.js';
 
 export type BackendKind = 'redis' | 'postgres';
-
-/** Removes file:// checkpoints for real; simulated records (other schemes) have nothing behind them. */
-const removeCheckpoint: CheckpointRemover = {
-  async remove(uri) {
-    if (!uri.startsWith('file://')) return { existed: false };
-    try {
-      await rm(fileURLToPath(uri), { recursive: true });
-      return { existed: true };
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return { existed: false };
-      throw err;
-    }
-  },
-};
 
 /**
  * The whole control plane in this process, on real services: the API on a loopback port (fresh database), the
@@ -47,7 +32,7 @@ export async function startPipeline(backend: BackendKind, opts: { heartbeatInter
     logger,
     now: () => new Date(),
     nodeAliveWithinMs: (opts.heartbeatIntervalS ?? 1) * 3 * 1000,
-    checkpoints: removeCheckpoint,
+    checkpoints: storageCheckpointRemover(defaultStorageRegistry()),
   };
   const handlers = pipelineHandlers(res);
   if (opts.relay !== false) startJobWorkers(kit, pipelineJobs, handlers, { concurrency: 8 });

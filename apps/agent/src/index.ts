@@ -1,3 +1,3 @@
 export { Agent, AgentRefused, type AgentOptions } from './agent.js';
 export { TaskReporter, type TaskReporterOptions } from './task-reporter.js';
-export type { Executor, TaskEvents, TaskHandle, TaskOutcome } from './executors/executor.js';
+export * from './executors/index.js';

@@ -2,12 +2,12 @@ import type { ItoConfig, Logger } from '@ito/config';
 import { createApiLedger } from '@ito/api/write';
 import { createLedger, migrateDatabase } from '@ito/ledger';
 import { createJobClient, createQueueKit, queueBackendFromEnv } from '@ito/queue';
-import { orchestratorProjection, pipelineJobs, startRelay } from '@ito/worker';
+import { defaultStorageRegistry } from '@ito/storage';
+import { orchestratorProjection, pipelineJobs, startRelay, storageCheckpointRemover } from '@ito/worker';
 import type { Role } from './args.js';
 import { createPool, openLedgerDatabase } from './database.js';
 import { startMonitorRole } from './roles/monitor-role.js';
 import { runShutdown, type ShutdownStep } from './shutdown.js';
-import { fileCheckpointRemover } from './workers/checkpoint-remover.js';
 import { startRegisteredWorkers } from './workers/registry.js';
 
 export interface RunningServer {
@@ -54,7 +54,7 @@ export async function startServer(cfg: ItoConfig, roles: Role[], logger: Logger)
           logger: workerLog,
           now: () => new Date(),
           nodeAliveWithinMs: cfg.ITO_HEARTBEAT_INTERVAL_S * cfg.ITO_HEARTBEAT_MISSES * 1000,
-          checkpoints: fileCheckpointRemover,
+          checkpoints: storageCheckpointRemover(defaultStorageRegistry()),
         },
       });
       const relay = startRelay(runLedger, orchestratorProjection(createJobClient(kit, pipelineJobs)), workerLog);

@@ -4,3 +4,4 @@ export { orchestratorProjection, startRelay, ORCHESTRATOR_PROJECTION, type Relay
 export { enqueueCommand } from './orchestrator/enqueue.js';
 export type { PipelineResources, CheckpointRemover } from './resources.js';
 export { startStage, WaitingForNodes } from './stages/start-stage.js';
+export { storageCheckpointRemover } from './checkpoint-remover.js';

@@ -2,9 +2,9 @@ import type pg from 'pg';
 import type { Logger } from '@ito/config';
 import type { Ledger } from '@ito/ledger';
 
-/** Removes what a checkpoint URI names. `existed` is false when there was nothing to remove (a simulated record). */
+/** Removes what a checkpoint URI names; `existed` says whether there was anything there. */
 export interface CheckpointRemover {
-  remove(uri: string): Promise<{ existed: boolean }>;
+  remove(checkpoint: { uri: string; simulated?: boolean | undefined }): Promise<{ existed: boolean }>;
 }
 
 /** What the pipeline's job handlers share: the database, the ledger with the API's inline projections, the clock. */

@@ -12,7 +12,8 @@ export async function pruneCheckpoint(res: PipelineResources, job: RunRef & { ch
   const run = requireRow(await readRun(res, job), job);
   const cmd = stillNeeded(run.aggregate, 'PruneCheckpoint', key);
   if (!cmd) return 'not needed';
-  const { existed } = await res.checkpoints.remove(cmd.uri);
+  const checkpoint = run.aggregate.checkpoints.find((c) => c.checkpoint_id === cmd.checkpoint_id);
+  const { existed } = await res.checkpoints.remove({ uri: cmd.uri, simulated: checkpoint?.simulated });
   const done = await changeRunIfNeeded(res, job, 'worker:storage', (state) =>
     stillNeeded(state, 'PruneCheckpoint', key) ? [checkpointDeletedEvent(state, cmd.checkpoint_id, cmd.uri, 'keep_last', existed)] : [],
   );
@@ -25,7 +26,7 @@ export async function cleanupRun(res: PipelineResources, job: RunRef): Promise<s
   if (!stillNeeded(run.aggregate, 'CleanupCheckpoints', 'cleanup')) return 'not needed';
   const targets = run.aggregate.checkpoints;
   const results: Array<{ checkpoint_id: string; uri: string; existed: boolean }> = [];
-  for (const c of targets) results.push({ checkpoint_id: c.checkpoint_id, uri: c.uri, ...(await res.checkpoints.remove(c.uri)) });
+  for (const c of targets) results.push({ checkpoint_id: c.checkpoint_id, uri: c.uri, ...(await res.checkpoints.remove(c)) });
   const done = await changeRunIfNeeded(res, job, 'worker:storage', (state) => {
     if (!stillNeeded(state, 'CleanupCheckpoints', 'cleanup')) return [];
     const events: RunEvent[] = results.map((r) => checkpointDeletedEvent(state, r.checkpoint_id, r.uri, 'cleanup', r.existed));
