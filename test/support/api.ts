@@ -100,7 +100,10 @@ export function trainBody(seed: Seed, ref: string, manifest = EXAMPLE_MANIFEST) 
   return { booking_id: seed.bookingId, manifest, manifest_digest: manifestDigest(manifest), confirmation_ref: ref };
 }
 
-/** What a refused call must not leave behind: runs, run events, consumed confirmations, idempotency records. */
+/**
+ * What a refused call must not leave behind: runs, events, consumed confirmations, idempotency records and
+ * stored manifest bodies.
+ */
 export async function footprint(api: Api) {
   const q = async (sql: string) => Number((await api.pool.query<{ n: string }>(sql)).rows[0]!.n);
   return {
@@ -108,5 +111,6 @@ export async function footprint(api: Api) {
     events: await q('select count(*) as n from events'),
     consumed: await q(`select count(*) as n from confirmations where status = 'consumed'`),
     idempotency: await q('select count(*) as n from idempotency_keys'),
+    manifests: await q('select count(*) as n from manifests'),
   };
 }

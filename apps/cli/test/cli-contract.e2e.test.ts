@@ -113,6 +113,8 @@ describe('usage errors contact nothing and exit 2', () => {
     ['an unknown subverb', ['bookings', 'burn', '--json']],
     ['an unknown flag', ['bookings', 'list', '--colour', '--json']],
     ['a missing required flag', ['train', '--booking', 'bkg_1', '--json']],
+    ['train without --confirmation-ref', ['train', '--booking', 'bkg_1', '--manifest', '/tmp/m.json', '--idempotency-key', 'k', '--json']],
+    ['cancel without --confirmation-ref', ['cancel', 'run_1', '--idempotency-key', 'k', '--json']],
     ['a missing argument', ['--json', 'logs']],
     ['both a run id and a key', ['status', 'run_1', '--idempotency-key', 'k', '--json']],
     ['a bad timeout', ['bookings', '--timeout', 'soon', '--json']],

@@ -10,12 +10,14 @@ export const trainBody = z.strictObject({
   booking_id: z.string().min(1).max(128),
   manifest: z.string().min(1).max(1024 * 1024),
   manifest_digest: z.string().min(1).max(128),
-  confirmation_ref: z.string().min(1).max(128),
+  // Required by the gate, not by the shape: a missing or empty reference answers confirmation_required (428).
+  confirmation_ref: z.string().max(128).optional(),
   eligibility_id: z.string().min(1).max(128).optional(),
 });
 
 const lifecycleBody = z.strictObject({
-  confirmation_ref: z.string().min(1).max(128),
+  // As for train: a missing or empty reference answers confirmation_required (428).
+  confirmation_ref: z.string().max(128).optional(),
   release_booking: z.boolean().optional(),
   release_confirmation_ref: z.string().min(1).max(128).optional(),
 });

@@ -18,13 +18,14 @@ import type { Resources } from '../resources.js';
 import { fingerprintOf, idempotent } from './idempotent.js';
 import { checkManifest } from './manifest-gate.js';
 import { planFor, type PlanOutcome } from './plan-service.js';
-import { checkConfirmationRecord, consumeInTransaction } from './use-confirmation.js';
+import { checkConfirmationRecord, consumeInTransaction, requireConfirmationRef } from './use-confirmation.js';
 
 export interface TrainInput {
   booking_id: string;
   manifest: string;
   manifest_digest: string;
-  confirmation_ref: string;
+  /** Absent or empty is refused at gate 5 as confirmation_required. */
+  confirmation_ref?: string | undefined;
   /** Optional: an eligibility the caller looked at; refused as stale if the booking changed since. */
   eligibility_id?: string | undefined;
 }
@@ -49,7 +50,7 @@ export async function train(res: Resources, tenantId: string, actor: string, key
   return idempotent<TrainResult>(res, tenantId, key, fingerprint, async (tx) => {
     const now = res.now();
     // One read for gates 3, 5 and 6, inside this transaction so nothing changes under the decision.
-    const context = await getTrainContext(tx.client, tenantId, input.booking_id, input.confirmation_ref);
+    const context = await getTrainContext(tx.client, tenantId, input.booking_id, input.confirmation_ref ?? '');
     // Gate 3: the booking.
     const booking = checkBookingUsable(context.booking, tenantId, input.booking_id, now);
     if (input.eligibility_id !== undefined) await checkEligibilityId(res, tenantId, booking.booking_id, input.eligibility_id);
@@ -73,9 +74,10 @@ export async function train(res: Resources, tenantId: string, actor: string, key
       cost_usd: outcome instanceof ItoError ? Number.NaN : outcome.estimated_cost_usd,
       max_incremental_cost_usd: manifest.budget.max_incremental_cost_usd,
     };
+    const ref = requireConfirmationRef(input.confirmation_ref, 'train.create');
     let record: StoredConfirmation;
     try {
-      record = checkConfirmationRecord(context.confirmation, input.confirmation_ref, wanted, now);
+      record = checkConfirmationRecord(context.confirmation, ref, wanted, now);
     } catch (err) {
       // A plan refusal must not hide behind the cost mismatch it caused: report the plan's own code.
       const onlyCost = err instanceof ItoError && err.code === 'confirmation_mismatch' && (err.details?.fields as string[]).join() === 'cost_usd';
@@ -95,14 +97,7 @@ export async function train(res: Resources, tenantId: string, actor: string, key
     checkBudget(manifest, outcome.estimated_cost_usd, outcome.incremental_cost_usd);
 
     const runId = newId('run');
-    await consumeInTransaction(
-      tx,
-      input.confirmation_ref,
-      wanted,
-      runId,
-      now,
-      actor,
-    );
+    await consumeInTransaction(tx, ref, wanted, runId, now, actor);
     const events = decideRun(
       {
         type: 'ReserveRun',
@@ -112,7 +107,7 @@ export async function train(res: Resources, tenantId: string, actor: string, key
           booking_id: booking.booking_id,
           manifest_digest: digest,
           idempotency_key: key,
-          confirmation_ref: input.confirmation_ref,
+          confirmation_ref: ref,
           estimated_cost_usd: outcome.estimated_cost_usd,
           incremental_cost_usd: outcome.incremental_cost_usd,
           plan: outcome.plan as unknown as Record<string, unknown>,
@@ -131,7 +126,7 @@ export async function train(res: Resources, tenantId: string, actor: string, key
       booking_id: booking.booking_id,
       manifest_digest: digest,
       idempotency_key: key,
-      confirmation_ref: input.confirmation_ref,
+      confirmation_ref: ref,
       state: 'confirmed',
       estimated_cost_usd: outcome.estimated_cost_usd,
       created_at: now.toISOString(),
