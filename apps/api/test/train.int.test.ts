@@ -39,6 +39,8 @@ describe('POST /v1/runs — the happy path', () => {
 
     const run = await api.call('GET', `/v1/runs/${d.run_id}`, { key: seed.requester });
     expect(run.body.data).toMatchObject({ run_id: d.run_id, state: 'confirmed', booking_id: seed.bookingId, idempotency_key: 'train-happy-1' });
+    // One fact, one value: the time train reports is the time status shows, to the millisecond.
+    expect(run.body.data.created_at).toBe(d.created_at);
     const events = await api.call('GET', `/v1/runs/${d.run_id}/events`, { key: seed.requester });
     expect(events.body.data.events.map((e: any) => e.type)).toEqual(['RunReserved', 'RunConfirmed']);
     const c = await api.call('GET', `/v1/confirmations/${ref}`, { key: seed.requester });

@@ -116,7 +116,7 @@ export async function train(res: Resources, tenantId: string, actor: string, key
       initialRunState(),
     );
     // The manifest's bytes were stored under this digest when the confirmation was requested.
-    await tx.append(
+    const appended = await tx.append(
       runStreamId(runId),
       events.map((e) => ({ type: e.type, data: e.data as unknown as Record<string, unknown>, metadata: { actor, idempotencyKey: key } })),
       { tenantId, expectedVersion: 'no_stream' },
@@ -129,7 +129,8 @@ export async function train(res: Resources, tenantId: string, actor: string, key
       confirmation_ref: ref,
       state: 'confirmed',
       estimated_cost_usd: outcome.estimated_cost_usd,
-      created_at: now.toISOString(),
+      // The recorded time of RunReserved, which the runs projection stores as the run's created_at: one value.
+      created_at: appended.events[0]!.recordedAt.toISOString(),
     };
   });
 }
