@@ -6,18 +6,23 @@ import { runLifecycle, type LifecycleAction } from '../services/lifecycle-servic
 import { findRuns, showRun, showRunCheckpoints, showRunEvents, showRunLogs, showRunMetrics } from '../services/run-read-service.js';
 import { train } from '../services/train-service.js';
 
+const confirmationRef = z
+  .string()
+  .max(128)
+  .optional()
+  .describe('An approved confirmation reference (cfm_ and 32 hex digits). Required: missing or empty answers confirmation_required (428).');
+
 export const trainBody = z.strictObject({
   booking_id: z.string().min(1).max(128),
   manifest: z.string().min(1).max(1024 * 1024),
   manifest_digest: z.string().min(1).max(128),
   // Required by the gate, not by the shape: a missing or empty reference answers confirmation_required (428).
-  confirmation_ref: z.string().max(128).optional(),
+  confirmation_ref: confirmationRef,
   eligibility_id: z.string().min(1).max(128).optional(),
 });
 
 const lifecycleBody = z.strictObject({
-  // As for train: a missing or empty reference answers confirmation_required (428).
-  confirmation_ref: z.string().max(128).optional(),
+  confirmation_ref: confirmationRef,
   release_booking: z.boolean().optional(),
   release_confirmation_ref: z.string().min(1).max(128).optional(),
 });
