@@ -39,4 +39,11 @@ describe('the signposts and documents of the API', () => {
     expect(r.body.error.message).toMatch(/desk dashboard is not available yet/);
     expect(r.body.error.message).not.toMatch(/no route/);
   });
+
+  it('serves the manifest JSON Schema with a description and an example for its fields', async () => {
+    const r = await api.call('GET', '/v1/schemas/manifest.json');
+    expect(r.status).toBe(200);
+    expect(r.body.properties.budget.properties.ceiling_usd).toMatchObject({ description: expect.stringMatching(/US dollars/), examples: [60000] });
+    expect(r.body.properties.target.properties.curriculum.description).toMatch(/in the order pretrain → mid_train/);
+  });
 });
