@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { CURRICULUM_STAGES } from './run-state.js';
 
 /**
- * The strict training manifest (CONTRACT.md, "The manifest"). Every object is strict: an unknown key is an
+ * The strict training manifest (docs/contract.md, "The manifest"). Every object is strict: an unknown key is an
  * error, never silently dropped, because a reviewer approved these exact bytes and a key the server ignores
  * is a key the reviewer was misled by.
  */
@@ -209,7 +209,7 @@ export const manifestSchema = z
 
 export type Manifest = z.output<typeof manifestSchema>;
 
-/** SHA-256 over the exact bytes, lower-case hex, prefixed `sha256:` (CONTRACT.md). */
+/** SHA-256 over the exact bytes, lower-case hex, prefixed `sha256:` (docs/contract.md). */
 export function manifestDigest(bytes: Uint8Array | string): string {
   return `sha256:${createHash('sha256').update(bytes).digest('hex')}`;
 }

@@ -42,7 +42,7 @@ export interface TrainResult {
 }
 
 /**
- * `POST /v1/runs`: the gates of DESIGN.md in order, each failing closed with its own code, and only then
+ * `POST /v1/runs`: the gates of docs/design.md ("The gates of train") in order, each failing closed with its own code, and only then
  * ReserveRun + ConfirmRun, the consumed confirmation and the idempotency record in one transaction.
  */
 export async function train(res: Resources, tenantId: string, actor: string, key: string, input: TrainInput) {
