@@ -16,7 +16,7 @@ import { newId } from '../ids.js';
 import { checkEligibilityId } from './booking-service.js';
 import type { Resources } from '../resources.js';
 import { fingerprintOf, idempotent } from './idempotent.js';
-import { checkManifest } from './manifest-gate.js';
+import { checkManifestOnce } from './accepted-manifests.js';
 import { planFor, type PlanOutcome } from './plan-service.js';
 import { checkConfirmationRecord, consumeInTransaction, requireConfirmationRef } from './use-confirmation.js';
 
@@ -55,7 +55,7 @@ export async function train(res: Resources, tenantId: string, actor: string, key
     const booking = checkBookingUsable(context.booking, tenantId, input.booking_id, now);
     if (input.eligibility_id !== undefined) await checkEligibilityId(res, tenantId, booking.booking_id, input.eligibility_id);
     // Gate 4: the manifest.
-    const { manifest, digest } = checkManifest(input.manifest, input.manifest_digest);
+    const { manifest, digest } = checkManifestOnce(input.manifest, input.manifest_digest);
     // The plan is computed now because the confirmation is bound to its cost; its refusals belong to gate 6.
     let outcome: PlanOutcome | ItoError;
     try {
