@@ -40,29 +40,36 @@ describe('ito-server on the embedded default, stopped by a signal to its whole p
       const home = tmpHomes.create();
       const port = await freePort();
       const server = spawnServer(['start'], { ITO_HOME: home, ITO_PORT: String(port) }, { detached: true });
-      await waitReady(port, server, 90_000);
       const files = sidecarPaths(embeddedDataDir(home));
-      const postgres = JSON.parse(readFileSync(files.server, 'utf8')) as { pid: number };
-      expect(alive(postgres.pid)).toBe(true);
-      // The database leads a group of its own, so a signal to the terminal's group never reaches it.
-      expect(processGroup(server.child.pid!)).toBe(server.child.pid);
-      expect(processGroup(postgres.pid)).not.toBe(server.child.pid);
+      let postgres = { pid: 0 };
+      try {
+        await waitReady(port, server, 90_000);
+        postgres = JSON.parse(readFileSync(files.server, 'utf8')) as { pid: number };
+        expect(alive(postgres.pid)).toBe(true);
+        // The database leads a group of its own, so a signal to the terminal's group never reaches it.
+        expect(processGroup(server.child.pid!)).toBe(server.child.pid);
+        expect(processGroup(postgres.pid)).not.toBe(server.child.pid);
 
-      process.kill(-server.child.pid!, signal);
-      expect(await server.exited).toBe(0);
+        process.kill(-server.child.pid!, signal);
+        expect(await server.exited).toBe(0);
 
-      const stderr = server.stderr();
-      expectCleanLogs(stderr, null);
-      expect(stderr).not.toMatch(/Unhandled|terminating connection|administrator command/);
-      const records = stderr.trim().split('\n').map((l) => JSON.parse(l) as { level: number; msg: string; clean?: boolean });
-      const shutdown = records.slice(records.findIndex((r) => r.msg === 'shutting down'));
-      expect(shutdown.length).toBeGreaterThan(1);
-      // Nothing during the shutdown warns: no connection is cut under a client, no step fails.
-      expect(shutdown.filter((r) => r.level >= 40)).toEqual([]);
-      expect(records.find((r) => r.msg === 'ito-server stopped')).toMatchObject({ clean: true });
-      expect(existsSync(files.server)).toBe(false);
-      expect(existsSync(join(embeddedDataDir(home), 'postmaster.pid'))).toBe(false);
-      expect(await waitGone(postgres.pid, 5_000)).toBe(true);
+        const stderr = server.stderr();
+        expectCleanLogs(stderr, null);
+        expect(stderr).not.toMatch(/Unhandled|terminating connection|administrator command/);
+        const records = stderr.trim().split('\n').map((l) => JSON.parse(l) as { level: number; msg: string; clean?: boolean });
+        const shutdown = records.slice(records.findIndex((r) => r.msg === 'shutting down'));
+        expect(shutdown.length).toBeGreaterThan(1);
+        // Nothing during the shutdown warns: no connection is cut under a client, no step fails.
+        expect(shutdown.filter((r) => r.level >= 40)).toEqual([]);
+        expect(records.find((r) => r.msg === 'ito-server stopped')).toMatchObject({ clean: true });
+        expect(existsSync(files.server)).toBe(false);
+        expect(existsSync(join(embeddedDataDir(home), 'postmaster.pid'))).toBe(false);
+        expect(await waitGone(postgres.pid, 5_000)).toBe(true);
+      } finally {
+        // A failed assertion must not leave a server or its database running.
+        if (alive(server.child.pid!)) process.kill(-server.child.pid!, 'SIGKILL');
+        if (postgres.pid && alive(postgres.pid)) process.kill(postgres.pid, 'SIGKILL');
+      }
     }, 120_000);
   }
 });
