@@ -1,18 +1,24 @@
 /**
- * `npm run bench:api -- --json [--requests N] [--clients C]`
+ * `npm run bench:api -- --json [--requests N] [--clients C] [--rates 25,50,100] [--seconds S] [--warmup-seconds W]
+ *   [--closed-only | --open-only]`
  *
- * 50 concurrent clients submit full train requests (each with its own approved confirmation and its own
- * idempotency key) and read the run's status back; beside it, in the same run, a bare Fastify route doing one
- * INSERT under the same concurrency. Reports train requests/s, p50/p99 latency of the train call, and the ratio.
- * Runs against ITO_DATABASE_URL's server (default the local one), in scratch databases it drops afterwards.
+ * Closed loop: C concurrent clients (default 50) submit N full train requests (each with its own approved
+ * confirmation and its own idempotency key) and read the run's status back; beside it, in the same run, a bare
+ * Fastify route doing one INSERT under the same concurrency. Reports the maximum train requests/s, p50/p99 of the
+ * train call, and the ratio to the bare route.
  *
- * Each server runs in a child process of its own (`--serve train|bare`), so the load generator and the server
- * under test do not share one event loop; the clients use node:http with a keep-alive agent.
+ * Open loop: at each offered rate (trains per second), a train followed by its status read is sent on a fixed
+ * schedule for S seconds (default 20, after W seconds of warm-up at the same rate, default 2), however slowly the
+ * server answers; latency is measured from the scheduled send time, so a stalled server is not hidden. Beside
+ * each rate, the bare INSERT route on the same schedule gives the tail the machine itself adds.
+ *
+ * Runs against ITO_DATABASE_URL's server (default the local one), in scratch databases it drops afterwards. Each
+ * server runs in a child process of its own (`--serve train|bare`), so the load generator and the server under
+ * test do not share one event loop; the clients use node:http with a keep-alive agent.
  */
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { Agent, request } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
@@ -24,6 +30,7 @@ import { manifestDigest } from '@ito/contracts';
 import { migrateDatabase } from '@ito/ledger';
 import { h200Booking } from '../fixtures/bookings.js';
 import { createScratchDatabase } from '../support/scratch-db.js';
+import { closedLoop, createCaller, openLoop } from './load.js';
 
 const args = process.argv.slice(2);
 const json = args.includes('--json');
@@ -33,6 +40,11 @@ const flag = (name: string, dflt: number) => {
 };
 const REQUESTS = flag('--requests', 2000);
 const CLIENTS = flag('--clients', 50);
+const RATES = (args.includes('--rates') ? args[args.indexOf('--rates') + 1]! : '25,50,100').split(',').map(Number);
+const SECONDS = flag('--seconds', 20);
+const WARMUP_SECONDS = flag('--warmup-seconds', 2);
+const CLOSED = !args.includes('--open-only');
+const OPEN = !args.includes('--closed-only');
 const adminUrl = process.env.ITO_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const manifest = readFileSync(new URL('../../examples/manifest.json', import.meta.url), 'utf8');
 const say = (line: string) => {
@@ -119,8 +131,8 @@ async function serve(mode: string): Promise<void> {
 
 // ---------------------------------------------------------------- the load generator (this process)
 
-function startServer(mode: 'train' | 'bare'): Promise<{ served: Served; finish: () => Promise<Record<string, unknown>> }> {
-  const child = spawn(process.execPath, [...(process.env.BENCH_CPU_PROF ? ['--cpu-prof', '--cpu-prof-dir', process.env.BENCH_CPU_PROF] : []), '--import', 'tsx', fileURLToPath(import.meta.url), '--serve', mode, '--requests', String(REQUESTS)], {
+function startServer(mode: 'train' | 'bare', requests = REQUESTS): Promise<{ served: Served; finish: () => Promise<Record<string, unknown>> }> {
+  const child = spawn(process.execPath, [...(process.env.BENCH_CPU_PROF ? ['--cpu-prof', '--cpu-prof-dir', process.env.BENCH_CPU_PROF] : []), '--import', 'tsx', fileURLToPath(import.meta.url), '--serve', mode, '--requests', String(requests)], {
     stdio: ['pipe', 'pipe', 'inherit'],
   });
   const lines = createInterface({ input: child.stdout! })[Symbol.asyncIterator]();
@@ -137,42 +149,12 @@ function startServer(mode: 'train' | 'bare'): Promise<{ served: Served; finish: 
   });
 }
 
-const agent = new Agent({ keepAlive: true, maxSockets: CLIENTS });
-
-function call(url: string, method: string, headers: Record<string, string>, body?: string): Promise<{ status: number; body: any }> {
-  return new Promise((resolve, reject) => {
-    const req = request(url, { method, agent, headers: body ? { ...headers, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } : headers }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: JSON.parse(Buffer.concat(chunks).toString('utf8')) }));
-    });
-    req.on('error', reject);
-    req.end(body);
-  });
-}
-
-function percentile(sorted: number[], p: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? 0;
-}
-
-/** Runs `total` jobs through `clients` concurrent loops; each job returns the latency it wants recorded. */
-async function drive(total: number, clients: number, job: (i: number) => Promise<number>) {
-  let next = 0;
-  const latencies: number[] = [];
-  const started = performance.now();
-  await Promise.all(
-    Array.from({ length: clients }, async () => {
-      for (let i = next++; i < total; i = next++) latencies.push(await job(i));
-    }),
-  );
-  const seconds = (performance.now() - started) / 1000;
-  latencies.sort((a, b) => a - b);
-  return { seconds, perSecond: total / seconds, p50: percentile(latencies, 50), p99: percentile(latencies, 99) };
-}
+// Open loop must not queue in the client: enough sockets that every scheduled request goes out at once.
+const { call, close: closeCaller } = createCaller(Math.max(CLIENTS, 512));
 
 async function benchBare() {
   const { served, finish } = await startServer('bare');
-  const result = await drive(REQUESTS, CLIENTS, async (i) => {
+  const result = await closedLoop(REQUESTS, CLIENTS, async (i) => {
     const t0 = performance.now();
     await call(`${served.url}/insert`, 'POST', {}, JSON.stringify({ k: `bare-${i}`, manifest }));
     return performance.now() - t0;
@@ -181,50 +163,125 @@ async function benchBare() {
   return result;
 }
 
+/** One train (its own key and confirmation) for the served tenant; resolves with the answer. */
+function sendTrain(served: Served, i: number) {
+  return call(
+    `${served.url}/v1/runs`,
+    'POST',
+    { authorization: `Bearer ${served.key!}`, 'idempotency-key': `bench-${i}` },
+    JSON.stringify({ booking_id: served.booking_id, manifest, manifest_digest: manifestDigest(manifest), confirmation_ref: served.refs![i] }),
+  );
+}
+
+const readStatus = (served: Served, runId: string) => call(`${served.url}/v1/runs/${runId}`, 'GET', { authorization: `Bearer ${served.key!}` });
+
 async function benchTrain() {
   const { served, finish } = await startServer('train');
-  const auth = { authorization: `Bearer ${served.key!}` };
-  const digest = manifestDigest(manifest);
   let failures = 0;
-  const result = await drive(REQUESTS, CLIENTS, async (i) => {
+  const result = await closedLoop(REQUESTS, CLIENTS, async (i) => {
     const t0 = performance.now();
-    const r = await call(
-      `${served.url}/v1/runs`,
-      'POST',
-      { ...auth, 'idempotency-key': `bench-${i}` },
-      JSON.stringify({ booking_id: served.booking_id, manifest, manifest_digest: digest, confirmation_ref: served.refs![i] }),
-    );
+    const r = await sendTrain(served, i);
     const trainMs = performance.now() - t0;
     if (r.status !== 201) failures++;
-    else await call(`${served.url}/v1/runs/${r.body.data.run_id}`, 'GET', auth);
+    else await readStatus(served, r.body.data.run_id);
     return trainMs;
   });
   const { runs } = await finish();
   return { ...result, failures, runs: Number(runs) };
 }
 
-async function main(): Promise<void> {
+/** At a fixed offered rate: each train followed by its status read, both timed from the scheduled send. */
+async function benchOpenLoop(rate: number) {
+  const { served, finish } = await startServer('train', Math.round(rate * (SECONDS + WARMUP_SECONDS)));
+  const result = await openLoop({ rate, seconds: SECONDS, warmupSeconds: WARMUP_SECONDS }, async (i) => {
+    const r = await sendTrain(served, i);
+    const trained = performance.now();
+    if (r.status !== 201) return null;
+    const s = await readStatus(served, r.body.data.run_id);
+    return s.status === 200 ? [trained, performance.now()] : null;
+  });
+  const { runs } = await finish();
+  return { ...result, runs: Number(runs) };
+}
+
+/** The same schedule against the bare INSERT route: the tail the machine itself adds (disk flushes, other load). */
+async function benchOpenLoopBare(rate: number) {
+  const { served, finish } = await startServer('bare');
+  const result = await openLoop({ rate, seconds: SECONDS, warmupSeconds: WARMUP_SECONDS }, async (i) => {
+    const r = await call(`${served.url}/insert`, 'POST', {}, JSON.stringify({ k: `bare-${i}`, manifest }));
+    return r.status === 200 ? [performance.now()] : null;
+  });
+  await finish();
+  return result;
+}
+
+const ms = (v: number) => Number(v.toFixed(2));
+
+async function closedLoopFigures() {
   const bare = await benchBare();
-  say(`bare route: ${bare.perSecond.toFixed(0)} req/s, p50 ${bare.p50.toFixed(1)} ms, p99 ${bare.p99.toFixed(1)} ms`);
+  say(`closed loop, bare route: ${bare.perSecond.toFixed(0)} req/s, p50 ${bare.p50.toFixed(1)} ms, p99 ${bare.p99.toFixed(1)} ms`);
   const train = await benchTrain();
-  say(`train: ${train.perSecond.toFixed(0)} req/s (each followed by a status read), train p50 ${train.p50.toFixed(1)} ms, p99 ${train.p99.toFixed(1)} ms, runs ${train.runs}, failures ${train.failures}`);
+  say(`closed loop, train: ${train.perSecond.toFixed(0)} req/s (each followed by a status read), train p50 ${train.p50.toFixed(1)} ms, p99 ${train.p99.toFixed(1)} ms, runs ${train.runs}, failures ${train.failures}`);
   const ratio = train.perSecond / bare.perSecond;
-  say(`ratio train/bare: ${ratio.toFixed(3)} (goal ≥ 0.25); train p99 goal < 50 ms`);
-  const data = {
+  say(`ratio train/bare: ${ratio.toFixed(3)} (goal ≥ 0.25)`);
+  return {
     clients: CLIENTS,
     requests: REQUESTS,
     train_requests_per_s: Number(train.perSecond.toFixed(1)),
-    train_p50_ms: Number(train.p50.toFixed(2)),
-    train_p99_ms: Number(train.p99.toFixed(2)),
+    train_p50_ms: ms(train.p50),
+    train_p99_ms: ms(train.p99),
     runs_created: train.runs,
     failures: train.failures,
     bare_insert_requests_per_s: Number(bare.perSecond.toFixed(1)),
-    bare_p50_ms: Number(bare.p50.toFixed(2)),
-    bare_p99_ms: Number(bare.p99.toFixed(2)),
+    bare_p50_ms: ms(bare.p50),
+    bare_p99_ms: ms(bare.p99),
     ratio: Number(ratio.toFixed(3)),
   };
+}
+
+async function openLoopFigures() {
+  const rows = [];
+  for (const rate of RATES) {
+    const bare = await benchOpenLoopBare(rate);
+    const r = await benchOpenLoop(rate);
+    const [train, cycle] = r.phases;
+    const [insert] = bare.phases;
+    say(
+      `open loop, ${rate} trains/s offered (${r.sentPerSecond.toFixed(1)} sent/s, ${r.measured} measured after ${WARMUP_SECONDS} s warm-up): ` +
+        `train p50 ${train?.p50.toFixed(1)} ms, p99 ${train?.p99.toFixed(1)} ms; train + status p50 ${cycle?.p50.toFixed(1)} ms, p99 ${cycle?.p99.toFixed(1)} ms; ` +
+        `failures ${r.failures}, most in flight ${r.maxInFlight}, send lag p99 ${r.sendLagP99.toFixed(1)} ms; ` +
+        `bare INSERT at the same rate p50 ${insert?.p50.toFixed(1)} ms, p99 ${insert?.p99.toFixed(1)} ms`,
+    );
+    rows.push({
+      offered_trains_per_s: rate,
+      sent_per_s: Number(r.sentPerSecond.toFixed(1)),
+      measured: r.measured,
+      failures: r.failures,
+      train_p50_ms: ms(train?.p50 ?? 0),
+      train_p99_ms: ms(train?.p99 ?? 0),
+      train_max_ms: ms(train?.max ?? 0),
+      cycle_p50_ms: ms(cycle?.p50 ?? 0),
+      cycle_p99_ms: ms(cycle?.p99 ?? 0),
+      max_in_flight: r.maxInFlight,
+      send_lag_p99_ms: ms(r.sendLagP99),
+      runs_created: r.runs,
+      bare_p50_ms: ms(insert?.p50 ?? 0),
+      bare_p99_ms: ms(insert?.p99 ?? 0),
+      bare_failures: bare.failures,
+    });
+  }
+  const at50 = rows.find((row) => row.offered_trains_per_s === 50);
+  if (at50) say(`goal: train p99 < 50 ms at 50 trains/s: ${at50.train_p99_ms < 50 ? 'met' : 'NOT met'} (${at50.train_p99_ms} ms)`);
+  return { seconds: SECONDS, warmup_seconds: WARMUP_SECONDS, rates: rows };
+}
+
+async function main(): Promise<void> {
+  const data = {
+    ...(CLOSED ? { closed_loop: await closedLoopFigures() } : {}),
+    ...(OPEN ? { open_loop: await openLoopFigures() } : {}),
+  };
   if (json) process.stdout.write(`${JSON.stringify({ ok: true, live_api_contacted: false, notice: null, data })}\n`);
-  agent.destroy();
+  closeCaller();
 }
 
 const serveIndex = args.indexOf('--serve');

@@ -1,13 +1,13 @@
 import { createHash } from 'node:crypto';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import rateLimit from '@fastify/rate-limit';
-import { ItoError, manifestJsonSchema } from '@ito/contracts';
+import { ItoError } from '@ito/contracts';
 import { bearerFrom, isWellFormedCredential } from './auth/credentials.js';
 import type { ApiDeps } from './deps.js';
 import { AccessLogController } from './http/access-log.js';
 import { BODY_LIMIT_BYTES, handleClientError, handleError, handleFrameworkError, handleNotFound } from './http/errors.js';
 import { installStrictJsonBodies } from './http/json-body.js';
-import { buildOpenApi } from './http/openapi.js';
+import { assertEveryRouteDocumented, buildOpenApi, trackServedRoutes } from './http/openapi.js';
 import { registerRequestMetrics } from './http/request-metrics.js';
 import type { RegisteredRoute } from './http/route.js';
 import type { Resources } from './resources.js';
@@ -16,9 +16,10 @@ import { DEFAULT_AGENT_SETTINGS } from './agent/agent-service.js';
 import { registerAgentRoutes } from './routes/agent.js';
 import { registerBookingRoutes } from './routes/bookings.js';
 import { registerConfirmationRoutes } from './routes/confirmations.js';
-import { createMetricsRegistry, registerHealthRoutes } from './routes/health.js';
+import { HEALTH_ROUTES, createMetricsRegistry, registerHealthRoutes } from './routes/health.js';
 import { registerIdentityRoutes } from './routes/identity.js';
 import { registerRunRoutes } from './routes/runs.js';
+import { SERVICE_ROUTES, registerServiceRoutes } from './routes/service.js';
 import { createApiLedger } from './services/admin-service.js';
 import { WindowCounter } from './http/window-counter.js';
 
@@ -41,6 +42,7 @@ export async function buildApp(deps: ApiDeps): Promise<FastifyInstance> {
   });
   installStrictJsonBodies(app);
 
+  const servedRoutes = trackServedRoutes(app);
   app.addHook('onSend', async (req, reply) => {
     reply.header('x-request-id', req.id);
   });
@@ -52,6 +54,7 @@ export async function buildApp(deps: ApiDeps): Promise<FastifyInstance> {
   registerRequestMetrics(app, registry);
   registerHealthRoutes(app, deps.readiness, registry);
 
+  let openapi: Record<string, unknown> | null = null;
   if (deps.pool) {
     const limit = deps.rateLimit ?? { max: 1200, timeWindowMs: 60_000 };
     await app.register(rateLimit, {
@@ -89,15 +92,12 @@ export async function buildApp(deps: ApiDeps): Promise<FastifyInstance> {
     registerConfirmationRoutes(app, res, routes);
     registerRunRoutes(app, res, routes);
     registerAgentRoutes(app, res, routes);
-    const openapi = buildOpenApi(routes, API_VERSION);
-    app.get('/v1/openapi.json', async () => openapi);
-    app.get('/openapi.json', async () => openapi);
-    // The manifest's JSON Schema, for editors and reviewers: the same zod schema the server validates with.
-    const manifestSchemaDoc = manifestJsonSchema();
-    app.get('/v1/schemas/manifest.json', async () => manifestSchemaDoc);
+    openapi = buildOpenApi(routes, API_VERSION, [...HEALTH_ROUTES, ...SERVICE_ROUTES]);
+    registerServiceRoutes(app, openapi, API_VERSION);
   }
 
   await app.ready();
+  if (openapi) assertEveryRouteDocumented(openapi, servedRoutes());
   return app;
 }
 

@@ -13,9 +13,10 @@ describe('HTTP edges', () => {
     expect(r.body.openapi).toBe('3.1.0');
     expect(Object.keys(r.body.paths)).toEqual(expect.arrayContaining(['/v1/runs', '/v1/runs/{id}/cancel', '/v1/confirmations/{ref}/approve', '/v1/plans']));
     const post = r.body.paths['/v1/runs'].post;
-    expect(post.requestBody.content['application/json'].schema.required).toEqual(
-      expect.arrayContaining(['booking_id', 'manifest', 'manifest_digest', 'confirmation_ref']),
-    );
+    const body = post.requestBody.content['application/json'].schema;
+    expect(body.required).toEqual(expect.arrayContaining(['booking_id', 'manifest', 'manifest_digest']));
+    // Optional in shape, required by the gate: the document says what a missing one answers.
+    expect(body.properties.confirmation_ref.description).toMatch(/confirmation_required \(428\)/);
     expect(post.parameters.some((p: any) => p.name === 'Idempotency-Key' && p.required)).toBe(true);
   });
 

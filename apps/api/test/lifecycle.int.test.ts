@@ -96,6 +96,29 @@ describe('run lifecycle mutations', () => {
     expect(await footprint(api)).toEqual(before);
   });
 
+  it('cancel, cleanup and restart without a confirmation_ref are confirmation_required (428) and leave nothing', async () => {
+    const seed = await seedTenant(api);
+    const runId = await newRun(seed);
+    const ref = await runConfirmation(seed, 'run.cancel', runId);
+    const before = await footprint(api);
+    for (const action of ['cancel', 'cleanup', 'restart']) {
+      for (const [label, body] of [['missing', {}], ['empty', { confirmation_ref: '' }]] as const) {
+        const r = await mutation(seed, runId, action, body, `none-${action}`);
+        expect(r.status, `${action} ${label}`).toBe(428);
+        expect(r.body).toMatchObject({ ok: false, error: { code: 'confirmation_required' } });
+        expect(r.body.error.message).toContain(`run.${action}`);
+      }
+    }
+    expect(await footprint(api)).toEqual(before);
+    const { rows } = await api.pool.query<{ status: string; failed_uses: number }>('select status, failed_uses from confirmations where ref = $1', [ref]);
+    expect(rows).toEqual([{ status: 'approved', failed_uses: 0 }]);
+    expect((await api.call('GET', `/v1/runs/${runId}`, { key: seed.requester })).body.data.state).toBe('confirmed');
+    // A run of another tenant is still not_found, whatever the body lacks.
+    const other = await seedTenant(api);
+    const cross = await api.call('POST', `/v1/runs/${runId}/cancel`, { key: other.requester, body: {}, headers: { 'idempotency-key': 'none-x' } });
+    expect(cross.body.error.code).toBe('not_found');
+  });
+
   it('mutations need an Idempotency-Key and a run of this tenant', async () => {
     const seed = await seedTenant(api);
     const runId = await newRun(seed);

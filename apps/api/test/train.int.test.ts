@@ -21,11 +21,7 @@ async function refused(seed: Seed, body: unknown, key: string | undefined, idem:
   expect(r.body.ok).toBe(false);
   expect(r.body.error.code).toBe(code);
   expect(r.body.live_api_contacted).toBe(true);
-  const after = await footprint(api);
-  expect(after.runs).toBe(before.runs);
-  expect(after.events).toBe(before.events);
-  expect(after.consumed).toBe(before.consumed);
-  expect(after.idempotency).toBe(before.idempotency);
+  expect(await footprint(api)).toEqual(before);
   return r;
 }
 
@@ -43,6 +39,8 @@ describe('POST /v1/runs — the happy path', () => {
 
     const run = await api.call('GET', `/v1/runs/${d.run_id}`, { key: seed.requester });
     expect(run.body.data).toMatchObject({ run_id: d.run_id, state: 'confirmed', booking_id: seed.bookingId, idempotency_key: 'train-happy-1' });
+    // One fact, one value: the time train reports is the time status shows, to the millisecond.
+    expect(run.body.data.created_at).toBe(d.created_at);
     const events = await api.call('GET', `/v1/runs/${d.run_id}/events`, { key: seed.requester });
     expect(events.body.data.events.map((e: any) => e.type)).toEqual(['RunReserved', 'RunConfirmed', 'PipelinePlanned']);
     const c = await api.call('GET', `/v1/confirmations/${ref}`, { key: seed.requester });
@@ -175,6 +173,25 @@ describe('POST /v1/runs — every gate fails closed, in order, leaving nothing b
     const stranger = await seedTenant(api);
     const theirs = await trainConfirmation(api, stranger);
     await refused(seed, trainBody(seed, theirs), seed.requester, 'k-g5g', 'confirmation_not_found');
+  });
+
+  it('gate 5: a missing or empty confirmation_ref is confirmation_required (428), after the booking and manifest gates', async () => {
+    const seed = await seedTenant(api);
+    const ref = await trainConfirmation(api, seed);
+    const { confirmation_ref: _dropped, ...withoutRef } = trainBody(seed, ref);
+    const missing = await refused(seed, withoutRef, seed.requester, 'k-g5-none', 'confirmation_required');
+    expect(missing.status).toBe(428);
+    expect(missing.body.error.message).toMatch(/POST \/v1\/confirmations/);
+    const empty = await refused(seed, { ...withoutRef, confirmation_ref: '' }, seed.requester, 'k-g5-none', 'confirmation_required');
+    expect(empty.status).toBe(428);
+    // In gate order: the booking and the manifest answer first.
+    await refused(seed, { ...withoutRef, booking_id: 'bkg_unknown' }, seed.requester, 'k-g5-none', 'booking_not_found');
+    await refused(seed, { ...withoutRef, manifest_digest: manifestDigest('other') }, seed.requester, 'k-g5-none', 'manifest_digest_mismatch');
+    // Nothing was held: the approved confirmation is untouched and the same key then starts the run.
+    const { rows } = await api.pool.query<{ status: string; failed_uses: number }>('select status, failed_uses from confirmations where ref = $1', [ref]);
+    expect(rows).toEqual([{ status: 'approved', failed_uses: 0 }]);
+    const started = await api.call('POST', '/v1/runs', { key: seed.requester, body: trainBody(seed, ref), headers: { 'idempotency-key': 'k-g5-none' } });
+    expect(started.status).toBe(201);
   });
 
   it('gate 5: five failed uses lock the reference, even once it is approved', async () => {

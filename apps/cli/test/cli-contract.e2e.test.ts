@@ -34,7 +34,9 @@ describe('capabilities', () => {
     const elapsed = Date.now() - started;
     expect(res.code).toBe(0);
     const out = res.json();
-    expect(out).toMatchObject({ ok: true, live_api_contacted: false, notice: null });
+    expect(out).toMatchObject({ ok: true, live_api_contacted: false });
+    // One sentence that says what the CLI is and that the manifest describes its verbs (the bridge refuses an empty one).
+    expect(out.notice).toMatch(/^ito is the command-line client of Itô Training\b[^.]*describes each of its verbs[^.]*\.$/);
     expect(out.data.contract_version).toBe('ito.cli.capabilities.v1');
     expect(out.data.cli).toMatchObject({ name: 'ito', private: true });
     expect(out.data.mcp_tools).toEqual([]);
@@ -47,6 +49,19 @@ describe('capabilities', () => {
     for (const read of ['status', 'logs', 'metrics', 'checkpoints', 'events', 'plan', 'eligibility', 'bookings list']) expect(byName[read].side_effect).toBe('none');
     expect(elapsed).toBeLessThan(1000);
     expect(server.seen.length).toBe(before);
+  });
+});
+
+describe('capabilities for people', () => {
+  it('prints a table with headers and an availability column, marking preview verbs', async () => {
+    const res = await runCli(['capabilities'], { env: {} });
+    expect(res.code).toBe(0);
+    const lines = res.stdout.trim().split('\n');
+    expect(lines[0]).toMatch(/^ito \S+ \(ito\.cli\.capabilities\.v1\)$/);
+    expect(lines[2]).toMatch(/^NAME\s+AVAILABILITY\s+AUTH\s+NETWORK\s+SIDE_EFFECT\s+AUTHORITY$/);
+    expect(lines).toContainEqual(expect.stringMatching(/^train\s+available\s+requester\s+api\s+workload_start\s+entitled_workload$/));
+    expect(lines).toContainEqual(expect.stringMatching(/^audit verify\s+preview\s+auditor\s+api\s+none\s+none$/));
+    expect(res.stderr).toMatch(/note: ito is the command-line client/);
   });
 });
 
@@ -113,6 +128,8 @@ describe('usage errors contact nothing and exit 2', () => {
     ['an unknown subverb', ['bookings', 'burn', '--json']],
     ['an unknown flag', ['bookings', 'list', '--colour', '--json']],
     ['a missing required flag', ['train', '--booking', 'bkg_1', '--json']],
+    ['train without --confirmation-ref', ['train', '--booking', 'bkg_1', '--manifest', '/tmp/m.json', '--idempotency-key', 'k', '--json']],
+    ['cancel without --confirmation-ref', ['cancel', 'run_1', '--idempotency-key', 'k', '--json']],
     ['a missing argument', ['--json', 'logs']],
     ['both a run id and a key', ['status', 'run_1', '--idempotency-key', 'k', '--json']],
     ['a bad timeout', ['bookings', '--timeout', 'soon', '--json']],

@@ -143,6 +143,25 @@ describe('ito from plan to cleanup against the real API', () => {
     expect(await confirmationStatus(ref)).toBe('pending');
   });
 
+  it('train and cancel with an empty --confirmation-ref reach the API, which answers confirmation_required (exit 1), leaving nothing', async () => {
+    const before = await footprint(api);
+    const train = await ito(['train', '--booking', seed.bookingId, '--manifest', manifestPath, '--confirmation-ref', '', '--idempotency-key', 'flow-no-ref', '--json']);
+    expect(train.code).toBe(1);
+    expect(train.json()).toMatchObject({ ok: false, live_api_contacted: true, error: { code: 'confirmation_required' } });
+    const cancel = await ito(['cancel', runId, '--confirmation-ref', '', '--idempotency-key', 'flow-no-ref-cancel', '--json']);
+    expect(cancel.code).toBe(1);
+    expect(cancel.json()).toMatchObject({ ok: false, live_api_contacted: true, error: { code: 'confirmation_required' } });
+    expect(await footprint(api)).toEqual(before);
+  });
+
+  it('train without --confirmation-ref is a usage error (exit 2) that contacts nothing', async () => {
+    const before = await footprint(api);
+    const res = await ito(['train', '--booking', seed.bookingId, '--manifest', manifestPath, '--idempotency-key', 'flow-no-flag', '--json']);
+    expect(res.code).toBe(2);
+    expect(res.json()).toMatchObject({ ok: false, live_api_contacted: false, error: { code: 'validation_failed', message: 'missing --confirmation-ref <ref>' } });
+    expect(await footprint(api)).toEqual(before);
+  });
+
   it('status finds the run by id and by --idempotency-key, matching the database', async () => {
     const row = await runRow(runId);
     const byId = await okJson(['status', runId]);

@@ -40,8 +40,26 @@ describe('readManifestSafely on real files', () => {
     await expect(readManifestSafely(p, { afterRead: () => writeFileSync(p, rewritten) })).rejects.toMatchObject({ code: 'manifest_changed_while_reading' });
   });
 
-  it('refuses a path with dot segments as not absolute and normalised', async () => {
-    await expect(readManifestSafely(`${dir}/../${dir.split('/').pop()}/ok.json`)).rejects.toMatchObject({ code: 'manifest_path_not_absolute' });
+  it('refuses a path with dot segments as not normalised, naming the resolved path to use', async () => {
+    const resolved = manifestFile('dotted.json');
+    const dotted = `${dir}/../${dir.split('/').pop()}/./dotted.json`;
+    const err = await readManifestSafely(dotted).catch((e: unknown) => e);
+    expect(err).toMatchObject({ code: 'manifest_path_not_absolute', details: { resolved_path: resolved } });
+    expect((err as Error).message).toMatch(/is absolute but not normalised/);
+    expect((err as Error).message).not.toMatch(/must be absolute/);
+    expect((err as Error).message.endsWith(`use ${resolved}`)).toBe(true);
+  });
+
+  it('says "no such file" for a missing manifest, and what is in the way for a non-directory', async () => {
+    await expect(readManifestSafely(join(dir, 'absent.json'))).rejects.toMatchObject({
+      code: 'manifest_not_regular_file',
+      message: `no such file: ${join(dir, 'absent.json')}`,
+    });
+    const file = manifestFile('plain.json');
+    await expect(readManifestSafely(join(file, 'inner.json'))).rejects.toMatchObject({
+      code: 'manifest_not_regular_file',
+      message: expect.stringMatching(/goes through something that is not a directory/),
+    });
   });
 
   it('refuses bytes that are not UTF-8, since the text sent would not be the bytes hashed', async () => {

@@ -1,7 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { chmodSync, chownSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { manifestDigest } from '@ito/contracts';
 import { runCli } from './support/cli.js';
@@ -31,8 +31,10 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-const cases: [string, () => string, string][] = [
-  ['a relative path', () => 'manifest.json', 'manifest_path_not_absolute'],
+const cases: [string, () => string, string, RegExp?][] = [
+  ['a relative path', () => 'manifest.json', 'manifest_path_not_absolute', /must be absolute/],
+  ['an absolute path with ".." in it', () => `${dirname(file('dotted.json'))}/nowhere/../dotted.json`, 'manifest_path_not_absolute', /not normalised.*; use \/.*\/dotted\.json$/],
+  ['a file that does not exist', () => join(dir, 'missing.json'), 'manifest_not_regular_file', /^no such file: \/.*\/missing\.json$/],
   ['a symlinked file', () => {
     const target = file('real.json');
     const link = join(dir, 'link.json');
@@ -72,7 +74,7 @@ const cases: [string, () => string, string][] = [
 ];
 
 describe('manifest refusals reach no server', () => {
-  for (const [label, make, code] of cases) {
+  for (const [label, make, code, message] of cases) {
     it(`refuses ${label} with ${code}, exit 3, live_api_contacted false, and no request`, async () => {
       const path = make();
       const before = server.seen.length;
@@ -80,6 +82,7 @@ describe('manifest refusals reach no server', () => {
       expect(res.code).toBe(3);
       const out = res.json();
       expect(out).toMatchObject({ ok: false, live_api_contacted: false, error: { code } });
+      if (message) expect(out.error.message).toMatch(message);
       expect(server.seen.length).toBe(before);
     });
   }

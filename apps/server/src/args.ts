@@ -11,7 +11,7 @@ export class UsageError extends Error {
 
 export const USAGE = `usage: ito-server start [--role api|worker|monitor]   run all roles (default) or one
        ito-server migrate                             apply database migrations
-configuration comes from the environment only (see CONTRACT.md)`;
+configuration comes from the environment only (see docs/contract.md)`;
 
 const roleSchema = z.enum(ROLES);
 

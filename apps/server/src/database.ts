@@ -32,9 +32,34 @@ export async function openLedgerDatabase(cfg: ItoConfig, logger: Logger): Promis
   return { url: embedded.databaseUrl, source: 'embedded', release: () => embedded.stop() };
 }
 
+const openConnections = new WeakMap<pg.Pool, Set<pg.PoolClient>>();
+
 export function createPool(url: string, logger: Logger): pg.Pool {
   const pool = new pg.Pool({ connectionString: url, max: 10, connectionTimeoutMillis: 5_000 });
   // An idle client losing its connection is recoverable; without a listener it would crash the process.
   pool.on('error', (err) => logger.warn({ err: { message: err.message } }, 'idle database connection failed'));
+  const open = new Set<pg.PoolClient>();
+  pool.on('connect', (client) => open.add(client));
+  pool.on('remove', (client) => open.delete(client));
+  openConnections.set(pool, open);
   return pool;
+}
+
+/**
+ * Ends the pool and waits until each of its connections has closed: `pool.end()` resolves as soon as it has
+ * asked them to, and a database stopped right then would terminate them under the client ("terminating
+ * connection due to administrator command"). Bounded, so a stuck socket cannot hold the shutdown.
+ */
+export async function closePool(pool: pg.Pool, timeoutMs = 5_000): Promise<void> {
+  const open = openConnections.get(pool) ?? new Set();
+  const closed = new Promise<void>((resolve) => {
+    const check = () => {
+      if (open.size === 0) resolve();
+    };
+    pool.on('remove', check);
+    check();
+    setTimeout(resolve, timeoutMs).unref();
+  });
+  await pool.end();
+  await closed;
 }

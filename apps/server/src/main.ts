@@ -73,8 +73,8 @@ async function main(): Promise<void> {
       exitAfterFlush(logger, clean ? 0 : 1);
     });
   };
-  process.on('SIGTERM', onSignal);
-  process.on('SIGINT', onSignal);
+  // SIGHUP too: closing the terminal must stop the embedded database as cleanly as Ctrl-C does.
+  for (const signal of ['SIGTERM', 'SIGINT', 'SIGHUP'] as const) process.on(signal, onSignal);
 }
 
 void main();

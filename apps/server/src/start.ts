@@ -5,7 +5,7 @@ import { createJobClient, createQueueKit, queueBackendFromEnv } from '@ito/queue
 import { defaultStorageRegistry } from '@ito/storage';
 import { orchestratorProjection, pipelineJobs, startRelay, storageCheckpointRemover } from '@ito/worker';
 import type { Role } from './args.js';
-import { createPool, openLedgerDatabase } from './database.js';
+import { closePool, createPool, openLedgerDatabase } from './database.js';
 import { startMonitorRole } from './roles/monitor-role.js';
 import { runShutdown, type ShutdownStep } from './shutdown.js';
 import { startRegisteredWorkers } from './workers/registry.js';
@@ -32,7 +32,7 @@ export async function startServer(cfg: ItoConfig, roles: Role[], logger: Logger)
     if (db.source === 'embedded') await migrateDatabase(db.url);
 
     const pool = createPool(db.url, logger);
-    steps.push({ name: 'pool', run: () => pool.end() });
+    steps.push({ name: 'pool', run: () => closePool(pool) });
 
     const backend = queueBackendFromEnv(cfg, db.url);
     const kit = createQueueKit(backend, {

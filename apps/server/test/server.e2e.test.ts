@@ -1,69 +1,15 @@
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { spawnSync } from 'node:child_process';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { readEmbeddedConnection } from '@ito/embedded';
 import { freshDatabase, redisForTests } from '../../../test/support/db.js';
 import { freePort } from '../../../test/support/services.js';
+import { MAIN, expectCleanLogs, homes, spawnServer, stopWithSigterm, waitReady } from './support/server.js';
 
-const MAIN = resolve(import.meta.dirname, '..', 'dist', 'main.js');
-const homes: string[] = [];
+const tmpHomes = homes();
+const newHome = () => tmpHomes.create();
 
-interface Spawned {
-  child: ChildProcess;
-  stderr: () => string;
-  exited: Promise<number | null>;
-}
-
-/** Runs the built binary with only the variables given (plus PATH), so the runner's environment cannot leak in. */
-function spawnServer(args: string[], env: Record<string, string>): Spawned {
-  if (!existsSync(MAIN)) throw new Error(`${MAIN} is missing: run npm run build first`);
-  const child = spawn(process.execPath, [MAIN, ...args], { env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', 'ignore', 'pipe'] });
-  let stderr = '';
-  child.stderr!.on('data', (c: Buffer) => (stderr += c.toString('utf8')));
-  const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
-  return { child, stderr: () => stderr, exited };
-}
-
-async function waitReady(port: number, server: Spawned, timeoutMs = 60_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (server.child.exitCode !== null) throw new Error(`ito-server exited early: ${server.stderr()}`);
-    try {
-      const res = await fetch(`http://127.0.0.1:${port}/readyz`);
-      if (res.status === 200) return;
-    } catch {
-      // not listening yet
-    }
-    await new Promise((r) => setTimeout(r, 200));
-  }
-  throw new Error(`/readyz never turned 200: ${server.stderr()}`);
-}
-
-async function stopWithSigterm(server: Spawned): Promise<number | null> {
-  server.child.kill('SIGTERM');
-  return server.exited;
-}
-
-function newHome(): string {
-  const home = mkdtempSync(join(tmpdir(), 'ito-server-e2e-'));
-  homes.push(home);
-  return home;
-}
-
-/** Every stderr line is one JSON log record, and none carries the database password. */
-function expectCleanLogs(stderr: string, password: string | null): void {
-  const lines = stderr.trim().split('\n').filter(Boolean);
-  expect(lines.length).toBeGreaterThan(0);
-  for (const line of lines) expect(() => JSON.parse(line), line).not.toThrow();
-  if (password) expect(stderr).not.toContain(password);
-}
-
-afterAll(() => {
-  for (const h of homes) rmSync(h, { recursive: true, force: true });
-});
+afterAll(() => tmpHomes.removeAll());
 
 const redis = redisForTests();
 

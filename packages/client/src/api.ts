@@ -22,7 +22,7 @@ export type RunAction = 'cancel' | 'cleanup' | 'restart';
 
 const seg = (id: string) => encodeURIComponent(id);
 
-/** The routes of CONTRACT.md "HTTP API", typed. Every method answers with the server's envelope. */
+/** The routes of docs/contract.md "HTTP routes", typed. Every method answers with the server's envelope. */
 export class ItoApi {
   constructor(readonly http: ItoClient) {}
 

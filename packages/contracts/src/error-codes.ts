@@ -1,5 +1,5 @@
 /**
- * The stable error codes of the public contract (CONTRACT.md, "Stable error codes").
+ * The stable error codes of the public contract (docs/contract.md, "Error codes").
  * Users and the ECC bridge branch on these strings: never rename one, only add.
  * Each code carries the HTTP status the API answers with and whether a retry of the
  * same request could succeed without anything else changing.
@@ -81,7 +81,7 @@ export const CLIENT_MANIFEST_CODES = [
   'manifest_changed_while_reading',
 ] as const satisfies readonly ErrorCode[];
 
-/** CLI exit codes (CONTRACT.md, "The JSON envelope"). */
+/** CLI exit codes (docs/contract.md, "The JSON envelope"). */
 export const EXIT = {
   ok: 0,
   refused: 1,

@@ -1,5 +1,5 @@
 /**
- * The run state enum (DESIGN.md, "Run lifecycle"). A projection of the ledger: nothing stores it as truth.
+ * The run state enum (docs/design.md, "Run lifecycle"). A projection of the ledger: nothing stores it as truth.
  */
 export const RUN_STATES = [
   'reserved',

@@ -74,8 +74,10 @@ export async function startEmbeddedPostgres(opts: StartEmbeddedOptions): Promise
     child = spawn(
       bins.postgres,
       ['-D', dataDir, '-p', String(port), '-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories='],
-      // Output goes to a file rather than a pipe so the server never blocks on a full pipe.
-      { ...spawnIdentity(id), cwd: '/', stdio: ['ignore', log.fd, log.fd], env: { ...process.env, LC_ALL: 'C' } },
+      // Output goes to a file rather than a pipe so the server never blocks on a full pipe. Detached: the server
+      // leads its own process group, so Ctrl-C in the owner's terminal (SIGINT to the whole foreground group) never
+      // reaches it; the owner stops it last, after its own connections are closed.
+      { ...spawnIdentity(id), cwd: '/', detached: true, stdio: ['ignore', log.fd, log.fd], env: { ...process.env, LC_ALL: 'C' } },
     );
   } finally {
     await log.close();
@@ -167,6 +169,8 @@ async function waitUntilAccepting(url: string, exited: () => boolean, timeoutMs:
 
 async function ensureDatabase(adminUrl: string, database: string): Promise<void> {
   const client = new pg.Client({ connectionString: adminUrl });
+  // A connection lost while idle surfaces through the next query; without a listener it would crash the process.
+  client.on('error', () => undefined);
   await client.connect();
   try {
     const { rowCount } = await client.query('select 1 from pg_database where datname = $1', [database]);

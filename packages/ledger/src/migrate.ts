@@ -12,6 +12,8 @@ export function migrationsFolder(): string {
 /** Applies every pending migration in infra/migrations (drizzle's journal; each applied once, in order). */
 export async function migrateDatabase(databaseUrl: string): Promise<void> {
   const pool = new pg.Pool({ connectionString: databaseUrl, max: 1 });
+  // An idle connection the server ends surfaces through the next query; unhandled, it would crash the process.
+  pool.on('error', () => undefined);
   try {
     await migrate(drizzle(pool), { migrationsFolder: migrationsFolder() });
   } finally {

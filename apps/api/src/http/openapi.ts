@@ -1,5 +1,21 @@
+import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import type { RegisteredRoute } from './route.js';
+
+/** A public route outside defineRoute (health, metrics, the documents themselves), described by hand. */
+export interface PlainRoute {
+  method: 'GET';
+  url: string;
+  summary: string;
+  /** What the body is: the JSON envelope, a bare JSON document, or Prometheus text. */
+  response: 'envelope' | 'json' | 'text';
+}
+
+const plainResponses: Record<PlainRoute['response'], Record<string, unknown>> = {
+  envelope: { default: { description: 'The JSON envelope.', content: { 'application/json': { schema: { $ref: '#/components/schemas/Envelope' } } } } },
+  json: { '200': { description: 'A JSON document (not wrapped in the envelope).', content: { 'application/json': { schema: {} } } } },
+  text: { '200': { description: 'Prometheus text exposition.', content: { 'text/plain': { schema: { type: 'string' } } } } },
+};
 
 const envelopeDoc = {
   type: 'object',
@@ -26,8 +42,11 @@ function jsonSchema(schema: z.ZodType): Record<string, unknown> {
  * The OpenAPI 3.1 document, built from the same zod schemas that validate each route, so the document cannot
  * drift from what the server accepts.
  */
-export function buildOpenApi(routes: readonly RegisteredRoute[], version: string): Record<string, unknown> {
+export function buildOpenApi(routes: readonly RegisteredRoute[], version: string, plain: readonly PlainRoute[] = []): Record<string, unknown> {
   const paths: Record<string, Record<string, unknown>> = {};
+  for (const r of plain) {
+    (paths[r.url] ??= {})[r.method.toLowerCase()] = { summary: r.summary, description: 'Access: none.', security: [], parameters: [], responses: plainResponses[r.response] };
+  }
   for (const r of routes) {
     const path = r.url.replace(/:([a-z_]+)/g, '{$1}');
     const parameters: unknown[] = [];
@@ -65,4 +84,30 @@ export function buildOpenApi(routes: readonly RegisteredRoute[], version: string
     components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } }, schemas: { Envelope: envelopeDoc } },
     paths,
   };
+}
+
+/** Collects every route Fastify registers from here on (HEAD twins of GET routes aside), as `METHOD /path`. */
+export function trackServedRoutes(app: FastifyInstance): () => string[] {
+  const served: string[] = [];
+  app.addHook('onRoute', (route) => {
+    for (const method of [route.method].flat()) if (method !== 'HEAD') served.push(`${method} ${route.url}`);
+  });
+  return () => [...served];
+}
+
+/** The routes an OpenAPI document describes, as `METHOD /path` with Fastify's `:param` syntax. */
+export function documentedRoutes(doc: Record<string, unknown>): string[] {
+  const paths = doc.paths as Record<string, Record<string, unknown>>;
+  return Object.entries(paths).flatMap(([path, ops]) => Object.keys(ops).map((m) => `${m.toUpperCase()} ${path.replace(/\{([a-z_]+)\}/g, ':$1')}`));
+}
+
+/** Fails the start of a server that would serve a route its OpenAPI document does not describe, or the reverse. */
+export function assertEveryRouteDocumented(doc: Record<string, unknown>, served: readonly string[]): void {
+  const documented = new Set(documentedRoutes(doc));
+  const servedSet = new Set(served);
+  const undocumented = [...servedSet].filter((r) => !documented.has(r));
+  const unserved = [...documented].filter((r) => !servedSet.has(r));
+  if (undocumented.length > 0 || unserved.length > 0) {
+    throw new Error(`OpenAPI document out of step with the routes: undocumented [${undocumented.join(', ')}], not served [${unserved.join(', ')}]`);
+  }
 }

@@ -2,6 +2,14 @@ import type { FastifyInstance } from 'fastify';
 import { Registry, collectDefaultMetrics } from 'prom-client';
 import { fail, ok } from '@ito/contracts';
 import type { ReadinessProbe } from '../deps.js';
+import type { PlainRoute } from '../http/openapi.js';
+
+/** The health routes as OpenAPI describes them, at the root and under /v1 alike. */
+export const HEALTH_ROUTES: PlainRoute[] = ['', '/v1'].flatMap((prefix) => [
+  { method: 'GET', url: `${prefix}/healthz`, summary: 'The process is up.', response: 'envelope' },
+  { method: 'GET', url: `${prefix}/readyz`, summary: 'Every dependency answers (503 with the failing checks otherwise).', response: 'envelope' },
+  { method: 'GET', url: `${prefix}/metrics`, summary: 'Prometheus metrics: requests, refusals by code, answer times, process.', response: 'text' },
+] satisfies PlainRoute[]);
 
 /** `/healthz` (the process is up), `/readyz` (every dependency answers) and `/metrics` (Prometheus text). */
 export function registerHealthRoutes(app: FastifyInstance, probes: ReadinessProbe[], registry: Registry): void {

@@ -9,16 +9,22 @@ import { runLifecycle, type LifecycleAction } from '../services/lifecycle-servic
 import { findRuns, showRun, showRunCheckpoints, showRunEvents, showRunLogs, showRunMetrics } from '../services/run-read-service.js';
 import { train } from '../services/train-service.js';
 
+const confirmationRef = z
+  .union([z.literal(''), idToken])
+  .optional()
+  .describe('An approved confirmation reference (cfm_ and 32 hex digits). Required: missing or empty answers confirmation_required (428).');
+
 export const trainBody = z.strictObject({
   booking_id: idToken,
   manifest: z.string().min(1).max(1024 * 1024),
   manifest_digest: manifestDigestSchema,
-  confirmation_ref: idToken,
+  // Required by the gate, not by the shape: a missing or empty reference answers confirmation_required (428).
+  confirmation_ref: confirmationRef,
   eligibility_id: eligibilityIdSchema.optional(),
 });
 
 const lifecycleBody = z.strictObject({
-  confirmation_ref: idToken,
+  confirmation_ref: confirmationRef,
   release_booking: z.boolean().optional(),
   release_confirmation_ref: idToken.optional(),
 });

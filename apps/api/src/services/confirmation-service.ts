@@ -15,7 +15,7 @@ import type { LedgerTx } from '@ito/ledger';
 import { getBooking, getConfirmation, getRun, getTenantPolicy, saveManifest, type StoredConfirmation } from '../db/queries.js';
 import { newId } from '../ids.js';
 import type { Resources } from '../resources.js';
-import { checkManifest } from './manifest-gate.js';
+import { checkManifestOnce } from './accepted-manifests.js';
 import { storedManifestSummary } from './manifest-summary.js';
 import { planFor } from './plan-service.js';
 
@@ -71,7 +71,7 @@ export async function requestConfirmation(res: Resources, tenantId: string, requ
 
   if (req.action === 'train.create') {
     const booking = checkBookingUsable(await getBooking(res.pool, tenantId, req.booking_id), tenantId, req.booking_id, now);
-    const { manifest, digest } = checkManifest(req.manifest, req.manifest_digest);
+    const { manifest, digest } = checkManifestOnce(req.manifest, req.manifest_digest);
     const policy = await getTenantPolicy(res.pool, tenantId);
     checkDataPolicy(manifest, policy);
     checkCheckpointStorage(manifest, policy);

@@ -4,7 +4,7 @@ import type { Resources } from '../resources.js';
 import { recordFailedConfirmationUse } from '../db/queries.js';
 import { ConfirmationRefusal } from './use-confirmation.js';
 
-/** Idempotency keys: 1–255 printable ASCII characters (CONTRACT.md, issue "Train"). */
+/** Idempotency keys: 1–255 printable ASCII characters (docs/contract.md, "Error codes"). */
 export const IDEMPOTENCY_KEY_PATTERN = /^[\x21-\x7e]{1,255}$/;
 
 export function requireIdempotencyKey(header: string | string[] | undefined): string {

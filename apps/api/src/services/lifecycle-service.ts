@@ -5,13 +5,14 @@ import { getRun, type RunRow } from '../db/queries.js';
 import { bookingStreamId } from '../projections/bookings-projection.js';
 import type { Resources } from '../resources.js';
 import { fingerprintOf, idempotent } from './idempotent.js';
-import { checkConfirmation, consumeInTransaction } from './use-confirmation.js';
+import { checkConfirmation, consumeInTransaction, requireConfirmationRef } from './use-confirmation.js';
 
 export type LifecycleAction = 'cancel' | 'cleanup' | 'restart';
 
 export interface LifecycleInput {
   run_id: string;
-  confirmation_ref: string;
+  /** Absent or empty is refused as confirmation_required. */
+  confirmation_ref?: string | undefined;
   /** cleanup only: release the booking too, which needs its own booking.release confirmation. */
   release_booking?: boolean | undefined;
   release_confirmation_ref?: string | undefined;
@@ -23,17 +24,14 @@ function bindingFor(run: RunRow, tenantId: string, action: ConfirmationAction): 
   return { tenant_id: tenantId, action, booking_id: run.booking_id, run_id: run.run_id, manifest_digest: run.manifest_digest, cost_usd: 0, max_incremental_cost_usd: 0 };
 }
 
-function commandFor(action: LifecycleAction, run: RunRow, input: LifecycleInput): RunCommand {
+function commandFor(action: LifecycleAction, run: RunRow, ref: string, releaseBooking: boolean): RunCommand {
   switch (action) {
     case 'cancel':
-      return {
-        type: 'RequestCancel',
-        data: { run_id: run.run_id, confirmation_ref: input.confirmation_ref, workload_started: run.aggregate.stage !== null },
-      };
+      return { type: 'RequestCancel', data: { run_id: run.run_id, confirmation_ref: ref, workload_started: run.aggregate.stage !== null } };
     case 'cleanup':
-      return { type: 'StartCleanup', data: { run_id: run.run_id, confirmation_ref: input.confirmation_ref, release_booking: input.release_booking === true } };
+      return { type: 'StartCleanup', data: { run_id: run.run_id, confirmation_ref: ref, release_booking: releaseBooking } };
     case 'restart':
-      return { type: 'ApproveRestart', data: { run_id: run.run_id, confirmation_ref: input.confirmation_ref } };
+      return { type: 'ApproveRestart', data: { run_id: run.run_id, confirmation_ref: ref } };
   }
 }
 
@@ -49,20 +47,17 @@ export async function runLifecycle(res: Resources, tenantId: string, actor: stri
     const run = await getRun(tx.client, tenantId, input.run_id, { forUpdate: true });
     if (!run) throw new ItoError('not_found', 'no such run');
     const binding = bindingFor(run, tenantId, ACTION_OF[action]);
-    await checkConfirmation(tx, input.confirmation_ref, binding, now);
+    const ref = requireConfirmationRef(input.confirmation_ref, ACTION_OF[action]);
+    await checkConfirmation(tx, ref, binding, now);
 
     const releaseBooking = action === 'cleanup' && input.release_booking === true;
-    if (releaseBooking) {
-      if (!input.release_confirmation_ref) {
-        throw new ItoError('confirmation_required', 'releasing the booking needs its own booking.release confirmation (release_confirmation_ref)');
-      }
-      await checkConfirmation(tx, input.release_confirmation_ref, bindingFor(run, tenantId, 'booking.release'), now);
-    }
+    const releaseRef = releaseBooking ? requireConfirmationRef(input.release_confirmation_ref, 'booking.release', 'release_confirmation_ref') : null;
+    if (releaseRef) await checkConfirmation(tx, releaseRef, bindingFor(run, tenantId, 'booking.release'), now);
 
-    const events = decideRun(commandFor(action, run, input), run.aggregate);
-    await consumeInTransaction(tx, input.confirmation_ref, binding, run.run_id, now, actor);
-    if (releaseBooking) {
-      await consumeInTransaction(tx, input.release_confirmation_ref!, bindingFor(run, tenantId, 'booking.release'), run.run_id, now, actor);
+    const events = decideRun(commandFor(action, run, ref, releaseBooking), run.aggregate);
+    await consumeInTransaction(tx, ref, binding, run.run_id, now, actor);
+    if (releaseRef) {
+      await consumeInTransaction(tx, releaseRef, bindingFor(run, tenantId, 'booking.release'), run.run_id, now, actor);
       await tx.append(
         bookingStreamId(run.booking_id),
         [{ type: 'BookingStatusChanged', data: { booking_id: run.booking_id, status: 'released', reason: `released by cleanup of run ${run.run_id}` }, metadata: { actor } }],

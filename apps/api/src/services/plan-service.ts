@@ -3,7 +3,7 @@ import { checkBookingUsable, type Booking } from '@ito/domain';
 import { planRun, type Plan } from '@ito/planner';
 import { getBooking } from '../db/queries.js';
 import type { Resources } from '../resources.js';
-import { checkManifest } from './manifest-gate.js';
+import { checkManifestOnce } from './accepted-manifests.js';
 
 export interface PlanOutcome {
   plan: Plan;
@@ -43,7 +43,7 @@ export function planFor(manifest: Manifest, booking: Booking, now: Date): PlanOu
 export async function previewPlan(res: Resources, tenantId: string, input: { booking_id: string; manifest: string; manifest_digest?: string | undefined }) {
   const now = res.now();
   const booking = checkBookingUsable(await getBooking(res.pool, tenantId, input.booking_id), tenantId, input.booking_id, now);
-  const { manifest, digest } = checkManifest(input.manifest, input.manifest_digest);
+  const { manifest, digest } = checkManifestOnce(input.manifest, input.manifest_digest);
   const outcome = planFor(manifest, booking, now);
   return { booking_id: booking.booking_id, manifest_digest: digest, ...outcome };
 }

@@ -17,15 +17,16 @@ import { newId } from '../ids.js';
 import { checkEligibilityId } from './booking-service.js';
 import type { Resources } from '../resources.js';
 import { fingerprintOf, idempotent } from './idempotent.js';
-import { checkManifest } from './manifest-gate.js';
+import { checkManifestOnce } from './accepted-manifests.js';
 import { planFor, type PlanOutcome } from './plan-service.js';
-import { checkConfirmationRecord, consumeInTransaction } from './use-confirmation.js';
+import { checkConfirmationRecord, consumeInTransaction, requireConfirmationRef } from './use-confirmation.js';
 
 export interface TrainInput {
   booking_id: string;
   manifest: string;
   manifest_digest: string;
-  confirmation_ref: string;
+  /** Absent or empty is refused at gate 5 as confirmation_required. */
+  confirmation_ref?: string | undefined;
   /** Optional: an eligibility the caller looked at; refused as stale if the booking changed since. */
   eligibility_id?: string | undefined;
 }
@@ -42,7 +43,7 @@ export interface TrainResult {
 }
 
 /**
- * `POST /v1/runs`: the gates of DESIGN.md in order, each failing closed with its own code, and only then
+ * `POST /v1/runs`: the gates of docs/design.md ("The gates of train") in order, each failing closed with its own code, and only then
  * ReserveRun + ConfirmRun, the consumed confirmation and the idempotency record in one transaction.
  */
 export async function train(res: Resources, tenantId: string, actor: string, key: string, input: TrainInput) {
@@ -50,12 +51,12 @@ export async function train(res: Resources, tenantId: string, actor: string, key
   return idempotent<TrainResult>(res, tenantId, key, fingerprint, async (tx) => {
     const now = res.now();
     // One read for gates 3, 5 and 6, inside this transaction so nothing changes under the decision.
-    const context = await getTrainContext(tx.client, tenantId, input.booking_id, input.confirmation_ref);
+    const context = await getTrainContext(tx.client, tenantId, input.booking_id, input.confirmation_ref ?? '');
     // Gate 3: the booking.
     const booking = checkBookingUsable(context.booking, tenantId, input.booking_id, now);
     if (input.eligibility_id !== undefined) await checkEligibilityId(res, tenantId, booking.booking_id, input.eligibility_id);
     // Gate 4: the manifest.
-    const { manifest, digest } = checkManifest(input.manifest, input.manifest_digest);
+    const { manifest, digest } = checkManifestOnce(input.manifest, input.manifest_digest);
     // The plan is computed now because the confirmation is bound to its cost; its refusals belong to gate 6.
     let outcome: PlanOutcome | ItoError;
     try {
@@ -74,9 +75,10 @@ export async function train(res: Resources, tenantId: string, actor: string, key
       cost_usd: outcome instanceof ItoError ? Number.NaN : outcome.estimated_cost_usd,
       max_incremental_cost_usd: manifest.budget.max_incremental_cost_usd,
     };
+    const ref = requireConfirmationRef(input.confirmation_ref, 'train.create');
     let record: StoredConfirmation;
     try {
-      record = checkConfirmationRecord(context.confirmation, input.confirmation_ref, wanted, now);
+      record = checkConfirmationRecord(context.confirmation, ref, wanted, now);
     } catch (err) {
       // A plan refusal must not hide behind the cost mismatch it caused: report the plan's own code.
       const onlyCost = err instanceof ItoError && err.code === 'confirmation_mismatch' && (err.details?.fields as string[]).join() === 'cost_usd';
@@ -96,14 +98,7 @@ export async function train(res: Resources, tenantId: string, actor: string, key
     checkBudget(manifest, outcome.estimated_cost_usd, outcome.incremental_cost_usd);
 
     const runId = newId('run');
-    await consumeInTransaction(
-      tx,
-      input.confirmation_ref,
-      wanted,
-      runId,
-      now,
-      actor,
-    );
+    await consumeInTransaction(tx, ref, wanted, runId, now, actor);
     const events = decideRun(
       {
         type: 'ReserveRun',
@@ -113,7 +108,7 @@ export async function train(res: Resources, tenantId: string, actor: string, key
           booking_id: booking.booking_id,
           manifest_digest: digest,
           idempotency_key: key,
-          confirmation_ref: input.confirmation_ref,
+          confirmation_ref: ref,
           estimated_cost_usd: outcome.estimated_cost_usd,
           incremental_cost_usd: outcome.incremental_cost_usd,
           plan: outcome.plan as unknown as Record<string, unknown>,
@@ -123,7 +118,7 @@ export async function train(res: Resources, tenantId: string, actor: string, key
       initialRunState(),
     );
     // The manifest's bytes were stored under this digest when the confirmation was requested.
-    await tx.append(
+    const appended = await tx.append(
       runStreamId(runId),
       events.map((e) => ({ type: e.type, data: e.data as unknown as Record<string, unknown>, metadata: { actor, idempotencyKey: key } })),
       { tenantId, expectedVersion: 'no_stream' },
@@ -133,10 +128,11 @@ export async function train(res: Resources, tenantId: string, actor: string, key
       booking_id: booking.booking_id,
       manifest_digest: digest,
       idempotency_key: key,
-      confirmation_ref: input.confirmation_ref,
+      confirmation_ref: ref,
       state: 'confirmed',
       estimated_cost_usd: outcome.estimated_cost_usd,
-      created_at: now.toISOString(),
+      // The recorded time of RunReserved, which the runs projection stores as the run's created_at: one value.
+      created_at: appended.events[0]!.recordedAt.toISOString(),
     };
   });
 }

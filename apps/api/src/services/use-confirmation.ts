@@ -1,4 +1,4 @@
-import { ItoError } from '@ito/contracts';
+import { ItoError, type ConfirmationAction } from '@ito/contracts';
 import { checkConfirmationUse, type ConfirmationBinding } from '@ito/domain';
 import type { LedgerTx } from '@ito/ledger';
 import { consumeConfirmation, getConfirmation, type StoredConfirmation } from '../db/queries.js';
@@ -23,6 +23,20 @@ function asRefusal(err: unknown, ref: string, tenantId: string): never {
     throw new ConfirmationRefusal(err, ref, tenantId);
   }
   throw err;
+}
+
+/**
+ * A mutation sent without a confirmation reference is told what to do next (`confirmation_required`), not that
+ * its body was malformed: the missing reference is the gate's answer, not a shape error.
+ */
+export function requireConfirmationRef(ref: string | undefined, action: ConfirmationAction, field = 'confirmation_ref'): string {
+  if (ref === undefined || ref === '') {
+    throw new ItoError(
+      'confirmation_required',
+      `this call needs an approved ${action} confirmation: request one (POST /v1/confirmations), have an approver approve it, and send its reference as ${field}`,
+    );
+  }
+  return ref;
 }
 
 /** Checks that the reference may be used for exactly this binding; refusal codes as in the domain. */

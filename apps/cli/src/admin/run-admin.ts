@@ -24,6 +24,8 @@ export async function runAdmin(parsed: ParsedCommand | UsageProblem): Promise<ne
     const url = await ledgerConnection(config);
     const [{ default: pg }, { createAdminService }] = await Promise.all([import('pg'), import('@ito/api')]);
     const p = new pg.Pool({ connectionString: url, max: 2, connectionTimeoutMillis: config.ITO_CONNECT_TIMEOUT_MS });
+    // A connection the server ends while idle surfaces through the next query instead of crashing the tool.
+    p.on('error', () => undefined);
     pool = p;
     const logger = createLogger({ level: config.ITO_LOG_LEVEL, name: 'ito-admin' });
     const admin = createAdminService({ pool: p, logger });

@@ -1,4 +1,4 @@
-import type { VerbSpec } from './verbs.js';
+import { EXAMPLE_IDS as ids, type VerbSpec } from './verbs.js';
 
 /** The verb table of `ito-admin`: it acts on the ledger database directly, never over the network. */
 const admin = { auth: 'none', network: 'none', authority: 'none', availability: 'available' } as const;
@@ -21,7 +21,7 @@ export const ADMIN_VERBS: VerbSpec[] = [
     name: 'key create',
     summary: 'create an API key for a tenant (shown once)',
     usage: 'ito-admin key create --tenant <id> --scopes <a,b> [--principal <who>] [--json]',
-    example: 'ito-admin key create --tenant ten_123 --scopes runs:read,audit:read --principal auditor@acme --json',
+    example: `ito-admin key create --tenant ${ids.tenant} --scopes runs:read,audit:read --principal auditor@acme --json`,
     flags: [
       { name: 'tenant', value: 'id', required: true, help: 'tenant id' },
       { name: 'scopes', value: 'a,b', required: true, help: 'comma-separated scopes: runs:read, runs:write, confirmations:approve, desk:read, audit:read, admin' },
@@ -30,12 +30,12 @@ export const ADMIN_VERBS: VerbSpec[] = [
     side_effect: 'credential_store',
     ...admin,
   },
-  { name: 'key revoke', summary: 'revoke an API key by its id', usage: 'ito-admin key revoke <key-id>', example: 'ito-admin key revoke key_123', positionals: [{ name: 'key-id', required: true, help: 'key id (not the key itself)' }], side_effect: 'credential_revoke', ...admin },
+  { name: 'key revoke', summary: 'revoke an API key by its id', usage: 'ito-admin key revoke <key-id>', example: `ito-admin key revoke ${ids.key}`, positionals: [{ name: 'key-id', required: true, help: 'key id (not the key itself)' }], side_effect: 'credential_revoke', ...admin },
   {
     name: 'booking create',
     summary: 'record a booking fed by the desk',
     usage: 'ito-admin booking create --tenant <id> --gpu h200 --nodes 2 --gpus-per-node 8 --region us-east-1 --fabric infiniband --term-start <iso> --term-end <iso> --rate-usd-per-gpu-hour 2.5 [--status completed] [--json]',
-    example: 'ito-admin booking create --tenant ten_123 --gpu h200 --nodes 2 --gpus-per-node 8 --region us-east-1 --fabric infiniband --term-start 2026-01-01T00:00:00Z --term-end 2026-02-01T00:00:00Z --rate-usd-per-gpu-hour 2.5 --json',
+    example: `ito-admin booking create --tenant ${ids.tenant} --gpu h200 --nodes 2 --gpus-per-node 8 --region us-east-1 --fabric infiniband --term-start 2026-01-01T00:00:00Z --term-end 2026-02-01T00:00:00Z --rate-usd-per-gpu-hour 2.5 --json`,
     flags: [
       { name: 'tenant', value: 'id', required: true, help: 'tenant id' },
       { name: 'gpu', value: 'type', required: true, help: 'GPU type, e.g. h200' },
@@ -51,10 +51,10 @@ export const ADMIN_VERBS: VerbSpec[] = [
     side_effect: 'none',
     ...admin,
   },
-  { name: 'booking expire', summary: 'mark a booking expired', usage: 'ito-admin booking expire <id>', example: 'ito-admin booking expire bkg_123', positionals: [{ name: 'id', required: true, help: 'booking id' }], side_effect: 'none', ...admin },
-  { name: 'booking revoke', summary: 'revoke a booking', usage: 'ito-admin booking revoke <id>', example: 'ito-admin booking revoke bkg_123', positionals: [{ name: 'id', required: true, help: 'booking id' }], side_effect: 'none', ...admin },
-  { name: 'booking release', summary: 'release a booking', usage: 'ito-admin booking release <id>', example: 'ito-admin booking release bkg_123', positionals: [{ name: 'id', required: true, help: 'booking id' }], side_effect: 'none', ...admin },
-  { name: 'node register', summary: 'register a GPU node of a booking; prints its agent credential once', usage: 'ito-admin node register --booking <id> --name <name> [--json]', example: 'ito-admin node register --booking bkg_123 --name gpu-01 --json', flags: [{ name: 'booking', value: 'id', required: true, help: 'booking id' }, { name: 'name', value: 'name', required: true, help: 'node name' }], side_effect: 'credential_store', ...admin },
+  { name: 'booking expire', summary: 'mark a booking expired', usage: 'ito-admin booking expire <id>', example: `ito-admin booking expire ${ids.booking}`, positionals: [{ name: 'id', required: true, help: 'booking id' }], side_effect: 'none', ...admin },
+  { name: 'booking revoke', summary: 'revoke a booking', usage: 'ito-admin booking revoke <id>', example: `ito-admin booking revoke ${ids.booking}`, positionals: [{ name: 'id', required: true, help: 'booking id' }], side_effect: 'none', ...admin },
+  { name: 'booking release', summary: 'release a booking', usage: 'ito-admin booking release <id>', example: `ito-admin booking release ${ids.booking}`, positionals: [{ name: 'id', required: true, help: 'booking id' }], side_effect: 'none', ...admin },
+  { name: 'node register', summary: 'register a GPU node of a booking; prints its agent credential once', usage: 'ito-admin node register --booking <id> --name <name> [--json]', example: `ito-admin node register --booking ${ids.booking} --name gpu-01 --json`, flags: [{ name: 'booking', value: 'id', required: true, help: 'booking id' }, { name: 'name', value: 'name', required: true, help: 'node name' }], side_effect: 'credential_store', ...admin },
 ];
 
 export const ADMIN_GROUPS: Record<string, string | null> = { tenant: null, key: null, booking: null, node: null };

@@ -8,12 +8,20 @@ export function renderHelp(program: string, table: CommandTable, topic: string |
   if (verb) return verbHelp(program, verb, table.globalFlags);
   const members = table.verbs.filter((v) => v.name.startsWith(`${topic} `));
   if (members.length === 0) return null;
-  return [`${program} ${topic}: one of`, '', ...list(members), '', `Run \`${program} ${members[0]!.name} --help\` for its flags and an example.`, ''].join('\n');
+  return [`${program} ${topic}: one of`, '', ...list(members), ...previewNote(members), '', `Run \`${program} ${members[0]!.name} --help\` for its flags and an example.`, ''].join('\n');
 }
+
+/** How a verb whose route the server does not offer yet is marked wherever verbs are listed. */
+export const PREVIEW_MARK = '[not available yet]';
+const PREVIEW_NOTE = `${PREVIEW_MARK}: the verb is wired, but the server does not offer its route yet and answers not_found.`;
 
 function list(verbs: VerbSpec[]): string[] {
   const width = Math.max(...verbs.map((v) => v.name.length));
-  return verbs.map((v) => `  ${v.name.padEnd(width)}  ${v.summary}`);
+  return verbs.map((v) => `  ${v.name.padEnd(width)}  ${v.availability === 'preview' ? `${PREVIEW_MARK} ` : ''}${v.summary}`);
+}
+
+function previewNote(verbs: VerbSpec[]): string[] {
+  return verbs.some((v) => v.availability === 'preview') ? ['', PREVIEW_NOTE] : [];
 }
 
 function flagLines(flags: FlagSpec[]): string[] {
@@ -30,6 +38,7 @@ function overview(program: string, verbs: VerbSpec[], tagline: string, globals: 
     '',
     'Verbs:',
     ...list(verbs),
+    ...previewNote(verbs),
     '',
     'Global flags:',
     ...flagLines(globals),
@@ -41,7 +50,9 @@ function overview(program: string, verbs: VerbSpec[], tagline: string, globals: 
 }
 
 function verbHelp(program: string, verb: VerbSpec, globals: FlagSpec[]): string {
-  const lines = [`${program} ${verb.name}: ${verb.summary}`, '', `Usage: ${verb.usage}`];
+  const lines = [`${program} ${verb.name}: ${verb.summary}`];
+  if (verb.availability === 'preview') lines.push('', PREVIEW_NOTE);
+  lines.push('', `Usage: ${verb.usage}`);
   if (verb.positionals?.length) {
     lines.push('', 'Arguments:', ...verb.positionals.map((p) => `  <${p.name}>  ${p.help}${p.required ? '' : ' (optional)'}`));
   }

@@ -45,6 +45,22 @@ export interface VerbSpec {
   availability: 'available' | 'preview';
 }
 
+/**
+ * Ids in examples have the exact form the server issues (`<prefix>_` and 32 hex digits, apps/api/src/ids.ts), so
+ * an example never teaches a shape the server would not recognise.
+ */
+export const EXAMPLE_IDS = {
+  tenant: 'ten_cdca71238e25fcc1007140294d84fb15',
+  key: 'key_70426985b543f395501efb72f3d8822a',
+  booking: 'bkg_7520d912def6ea819b7280da6d7dde3f',
+  run: 'run_8083cb4870e7623024b93b6cab81fbad',
+  trainRef: 'cfm_1667689399fbffd3c24b91da03db92b7',
+  cancelRef: 'cfm_ea49aca101c22c71328cc9f995e3ee2c',
+  cleanupRef: 'cfm_6275cadb3a20220ce73ea1a8f01b188b',
+  restartRef: 'cfm_d130bd335c7e9f9f78f7960ab4beddb8',
+} as const;
+const ids = EXAMPLE_IDS;
+
 export const GLOBAL_FLAGS: FlagSpec[] = [
   { name: 'json', help: 'print exactly one JSON envelope on stdout (accepted before or after the verb)' },
   { name: 'connect-timeout', value: 'ms', help: 'connection deadline (default ITO_CONNECT_TIMEOUT_MS or 5000)' },
@@ -68,14 +84,14 @@ export const VERBS: VerbSpec[] = [
   { name: 'logout', summary: 'revoke the stored key on the server, then delete the local file', usage: 'ito logout', example: 'ito logout', auth: 'credential', network: 'api', side_effect: 'credential_revoke', authority: 'identity', availability: 'available' },
   { name: 'auth', summary: 'check the current credential (never starts a login)', usage: 'ito auth', example: 'ito auth --json', auth: 'credential', ...read },
   { name: 'bookings list', summary: 'list your bookings', usage: 'ito bookings [list]', example: 'ito bookings', auth: 'requester', ...read },
-  { name: 'bookings show', summary: 'show one booking', usage: 'ito bookings show <id>', example: 'ito bookings show bkg_123', positionals: [{ name: 'id', required: true, help: 'booking id' }], auth: 'requester', ...read },
-  { name: 'eligibility', summary: 'fresh training eligibility for a booking, with the bound fields', usage: 'ito eligibility --booking <id>', example: 'ito eligibility --booking bkg_123', flags: [bookingFlag], auth: 'requester', ...read },
-  { name: 'plan', summary: 'parallelism, precision and cost for a manifest; creates nothing', usage: 'ito plan --booking <id> --manifest <abs-path>', example: 'ito plan --booking bkg_123 --manifest /home/me/run/manifest.json', flags: [bookingFlag, manifestFlag], auth: 'requester', ...read },
+  { name: 'bookings show', summary: 'show one booking', usage: 'ito bookings show <id>', example: `ito bookings show ${ids.booking}`, positionals: [{ name: 'id', required: true, help: 'booking id' }], auth: 'requester', ...read },
+  { name: 'eligibility', summary: 'fresh training eligibility for a booking, with the bound fields', usage: 'ito eligibility --booking <id>', example: `ito eligibility --booking ${ids.booking}`, flags: [bookingFlag], auth: 'requester', ...read },
+  { name: 'plan', summary: 'parallelism, precision and cost for a manifest; creates nothing', usage: 'ito plan --booking <id> --manifest <abs-path>', example: `ito plan --booking ${ids.booking} --manifest /home/me/run/manifest.json`, flags: [bookingFlag, manifestFlag], auth: 'requester', ...read },
   {
     name: 'confirm request',
     summary: 'ask an approver to confirm an action; prints the opaque reference',
     usage: 'ito confirm request --action train.create --booking <id> --manifest <abs-path>\n       ito confirm request --action run.cancel|run.cleanup|run.restart|booking.release --run <id>',
-    example: 'ito confirm request --action train.create --booking bkg_123 --manifest /home/me/run/manifest.json',
+    example: `ito confirm request --action train.create --booking ${ids.booking} --manifest /home/me/run/manifest.json`,
     flags: [
       { name: 'action', value: 'action', required: true, help: 'train.create, run.cancel, run.cleanup, run.restart or booking.release' },
       { name: 'booking', value: 'id', help: 'booking id (train.create)' },
@@ -84,14 +100,14 @@ export const VERBS: VerbSpec[] = [
     ],
     auth: 'requester', network: 'api', side_effect: 'confirmation_request', authority: 'identity', availability: 'available',
   },
-  { name: 'confirm approve', summary: 'approve a pending confirmation (approver credential)', usage: 'ito confirm approve <ref>', example: 'ito confirm approve cnf_abc', positionals: [{ name: 'ref', required: true, help: 'confirmation reference' }], auth: 'approver', network: 'api', side_effect: 'confirmation_decision', authority: 'approver', availability: 'available' },
-  { name: 'confirm deny', summary: 'deny a pending confirmation (approver credential)', usage: 'ito confirm deny <ref>', example: 'ito confirm deny cnf_abc', positionals: [{ name: 'ref', required: true, help: 'confirmation reference' }], auth: 'approver', network: 'api', side_effect: 'confirmation_decision', authority: 'approver', availability: 'available' },
-  { name: 'confirm show', summary: 'show a confirmation and its status', usage: 'ito confirm show <ref>', example: 'ito confirm show cnf_abc', positionals: [{ name: 'ref', required: true, help: 'confirmation reference' }], auth: 'requester', ...read },
+  { name: 'confirm approve', summary: 'approve a pending confirmation (approver credential)', usage: 'ito confirm approve <ref>', example: `ito confirm approve ${ids.trainRef}`, positionals: [{ name: 'ref', required: true, help: 'confirmation reference' }], auth: 'approver', network: 'api', side_effect: 'confirmation_decision', authority: 'approver', availability: 'available' },
+  { name: 'confirm deny', summary: 'deny a pending confirmation (approver credential)', usage: 'ito confirm deny <ref>', example: `ito confirm deny ${ids.trainRef}`, positionals: [{ name: 'ref', required: true, help: 'confirmation reference' }], auth: 'approver', network: 'api', side_effect: 'confirmation_decision', authority: 'approver', availability: 'available' },
+  { name: 'confirm show', summary: 'show a confirmation and its status', usage: 'ito confirm show <ref>', example: `ito confirm show ${ids.trainRef}`, positionals: [{ name: 'ref', required: true, help: 'confirmation reference' }], auth: 'requester', ...read },
   {
     name: 'train',
     summary: 'start a run on a booking with an approved confirmation (safe to retry with the same key)',
     usage: 'ito train --booking <id> --manifest <abs-path> --confirmation-ref <ref> --idempotency-key <key> [--json]',
-    example: 'ito train --booking bkg_123 --manifest /home/me/run/manifest.json --confirmation-ref cnf_abc --idempotency-key run-2026-01-a --json',
+    example: `ito train --booking ${ids.booking} --manifest /home/me/run/manifest.json --confirmation-ref ${ids.trainRef} --idempotency-key run-2026-01-a --json`,
     flags: [bookingFlag, manifestFlag, refFlag, keyFlag],
     auth: 'requester', network: 'api', side_effect: 'workload_start', authority: 'entitled_workload', availability: 'available',
   },
@@ -99,7 +115,7 @@ export const VERBS: VerbSpec[] = [
     name: 'status',
     summary: 'state of a run, by id or by the idempotency key it was created with',
     usage: 'ito status [<run-id> | --idempotency-key <key>] [--watch]',
-    example: 'ito status run_123 --watch',
+    example: `ito status ${ids.run} --watch`,
     positionals: [{ name: 'run-id', required: false, help: 'run id' }],
     flags: [
       { name: 'idempotency-key', value: 'key', help: 'find the run created with this key' },
@@ -108,13 +124,13 @@ export const VERBS: VerbSpec[] = [
     ],
     auth: 'requester', ...read,
   },
-  { name: 'logs', summary: 'log lines of a run', usage: 'ito logs <run-id> [--follow]', example: 'ito logs run_123 --follow', positionals: [runArg], flags: [{ name: 'follow', help: 'keep printing new lines until the run ends' }, { name: 'interval', value: 'ms', help: 'polling interval for --follow (default 2000)' }], auth: 'requester', ...read },
-  { name: 'metrics', summary: 'training metrics of a run', usage: 'ito metrics <run-id>', example: 'ito metrics run_123', positionals: [runArg], auth: 'requester', ...read },
-  { name: 'checkpoints', summary: 'checkpoints saved by a run', usage: 'ito checkpoints <run-id>', example: 'ito checkpoints run_123', positionals: [runArg], auth: 'requester', ...read },
-  { name: 'events', summary: 'the ledger events of a run', usage: 'ito events <run-id>', example: 'ito events run_123 --json', positionals: [runArg], auth: 'requester', ...read },
-  { name: 'cancel', summary: 'cancel a run (needs a run.cancel confirmation)', usage: 'ito cancel <run-id> --confirmation-ref <ref> --idempotency-key <key>', example: 'ito cancel run_123 --confirmation-ref cnf_def --idempotency-key cancel-run_123', positionals: [runArg], flags: [refFlag, keyFlag], auth: 'requester', network: 'api', side_effect: 'workload_cancel', authority: 'confirmed_run_action', availability: 'available' },
-  { name: 'cleanup', summary: 'clean up a finished run; the booking is released only with --release-booking and its own confirmation', usage: 'ito cleanup <run-id> --confirmation-ref <ref> --idempotency-key <key> [--release-booking --release-confirmation-ref <ref>]', example: 'ito cleanup run_123 --confirmation-ref cnf_ghi --idempotency-key cleanup-run_123', positionals: [runArg], flags: [refFlag, keyFlag, { name: 'release-booking', help: 'also release the booking (needs --release-confirmation-ref)' }, { name: 'release-confirmation-ref', value: 'ref', help: 'an approved booking.release confirmation for the run, separate from the run.cleanup one' }], auth: 'requester', network: 'api', side_effect: 'workload_cleanup', authority: 'confirmed_run_action', availability: 'available' },
-  { name: 'restart', summary: 'human-gated restart after a loss spike (needs a run.restart confirmation)', usage: 'ito restart <run-id> --confirmation-ref <ref> --idempotency-key <key>', example: 'ito restart run_123 --confirmation-ref cnf_jkl --idempotency-key restart-run_123-1', positionals: [runArg], flags: [refFlag, keyFlag], auth: 'requester', network: 'api', side_effect: 'workload_restart', authority: 'confirmed_run_action', availability: 'available' },
+  { name: 'logs', summary: 'log lines of a run', usage: 'ito logs <run-id> [--follow]', example: `ito logs ${ids.run} --follow`, positionals: [runArg], flags: [{ name: 'follow', help: 'keep printing new lines until the run ends' }, { name: 'interval', value: 'ms', help: 'polling interval for --follow (default 2000)' }], auth: 'requester', ...read },
+  { name: 'metrics', summary: 'training metrics of a run', usage: 'ito metrics <run-id>', example: `ito metrics ${ids.run}`, positionals: [runArg], auth: 'requester', ...read },
+  { name: 'checkpoints', summary: 'checkpoints saved by a run', usage: 'ito checkpoints <run-id>', example: `ito checkpoints ${ids.run}`, positionals: [runArg], auth: 'requester', ...read },
+  { name: 'events', summary: 'the ledger events of a run', usage: 'ito events <run-id>', example: `ito events ${ids.run} --json`, positionals: [runArg], auth: 'requester', ...read },
+  { name: 'cancel', summary: 'cancel a run (needs a run.cancel confirmation)', usage: 'ito cancel <run-id> --confirmation-ref <ref> --idempotency-key <key>', example: `ito cancel ${ids.run} --confirmation-ref ${ids.cancelRef} --idempotency-key cancel-1`, positionals: [runArg], flags: [refFlag, keyFlag], auth: 'requester', network: 'api', side_effect: 'workload_cancel', authority: 'confirmed_run_action', availability: 'available' },
+  { name: 'cleanup', summary: 'clean up a finished run; the booking is released only with --release-booking and its own confirmation', usage: 'ito cleanup <run-id> --confirmation-ref <ref> --idempotency-key <key> [--release-booking --release-confirmation-ref <ref>]', example: `ito cleanup ${ids.run} --confirmation-ref ${ids.cleanupRef} --idempotency-key cleanup-1`, positionals: [runArg], flags: [refFlag, keyFlag, { name: 'release-booking', help: 'also release the booking (needs --release-confirmation-ref)' }, { name: 'release-confirmation-ref', value: 'ref', help: 'an approved booking.release confirmation for the run, separate from the run.cleanup one' }], auth: 'requester', network: 'api', side_effect: 'workload_cleanup', authority: 'confirmed_run_action', availability: 'available' },
+  { name: 'restart', summary: 'human-gated restart after a loss spike (needs a run.restart confirmation)', usage: 'ito restart <run-id> --confirmation-ref <ref> --idempotency-key <key>', example: `ito restart ${ids.run} --confirmation-ref ${ids.restartRef} --idempotency-key restart-1`, positionals: [runArg], flags: [refFlag, keyFlag], auth: 'requester', network: 'api', side_effect: 'workload_restart', authority: 'confirmed_run_action', availability: 'available' },
   { name: 'desk telemetry', summary: 'goodput, interruption rate and checkpoint bandwidth (desk credential)', usage: 'ito desk telemetry [--group-by region,fabric,gpu] [--since <iso>]', example: 'ito desk telemetry --group-by region,gpu --since 2026-01-01T00:00:00Z', flags: [{ name: 'group-by', value: 'fields', help: 'comma-separated: region, fabric, gpu' }, { name: 'since', value: 'iso', help: 'start of the window' }], auth: 'desk', ...read, availability: 'preview' },
   { name: 'audit verify', summary: 'verify the ledger hash chain head (auditor credential)', usage: 'ito audit verify [--export <file>]', example: 'ito audit verify --json', flags: [{ name: 'export', value: 'file', help: 'also write the events and the digest to a new file' }], auth: 'auditor', ...read, availability: 'preview' },
   { name: 'audit export', summary: 'write every ledger event and the chain head digest to a new file', usage: 'ito audit export --out <file>', example: 'ito audit export --out /tmp/ledger-export.json', flags: [{ name: 'out', value: 'file', required: true, help: 'file to create (never overwritten)' }], auth: 'auditor', network: 'api', side_effect: 'file_write', authority: 'none', availability: 'preview' },

@@ -1,7 +1,12 @@
 import { createRequire } from 'node:module';
 import { ok } from '@ito/contracts';
 import { VERBS } from '../args/verbs.js';
+import { table } from '../human/format.js';
 import type { Handler } from './handler.js';
+
+/** The bridge refuses a capability manifest without a notice; one sentence says what this is. */
+export const CAPABILITIES_NOTICE =
+  'ito is the command-line client of Itô Training, and this capability manifest describes each of its verbs: availability, credential, network use, side effect and authority.';
 
 /** The manifest ECC's bridge reads before forwarding anything: built from the verb table, no I/O beyond it. */
 export function capabilities() {
@@ -30,8 +35,8 @@ export function capabilities() {
 export const capabilitiesCommand: Handler = async () => {
   const data = capabilities();
   return {
-    envelope: ok(data, { liveApiContacted: false }),
+    envelope: ok(data, { liveApiContacted: false, notice: CAPABILITIES_NOTICE }),
     human: (d: typeof data) =>
-      `${d.cli.name} ${d.cli.version} (${d.contract_version})\n${d.commands.map((c) => `  ${c.name.padEnd(16)} ${c.side_effect.padEnd(22)} ${c.authority}`).join('\n')}\n`,
+      `${d.cli.name} ${d.cli.version} (${d.contract_version})\n\n${table(d.commands, ['name', 'availability', 'auth', 'network', 'side_effect', 'authority'])}`,
   };
 };

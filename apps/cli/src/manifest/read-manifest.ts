@@ -32,8 +32,12 @@ const STICKY = 0o1000;
  * made on that descriptor, a bounded read, and a second fstat to catch a rewrite during the read.
  */
 export async function readManifestSafely(path: string, hooks: ManifestReadHooks = {}): Promise<ManifestFile> {
-  if (!isAbsolute(path) || resolve(path) !== path) {
-    refuse('manifest_path_not_absolute', `manifest path must be absolute and normalised, got "${path}"`);
+  if (!isAbsolute(path)) refuse('manifest_path_not_absolute', `manifest path must be absolute, got "${path}"`);
+  if (resolve(path) !== path) {
+    // The contract has no code of its own for this; the message says exactly what is wrong and what to use.
+    refuse('manifest_path_not_absolute', `manifest path "${path}" is absolute but not normalised (it has ".", ".." or repeated slashes); use ${resolve(path)}`, {
+      resolved_path: resolve(path),
+    });
   }
   let canonical: string;
   try {
@@ -41,7 +45,7 @@ export async function readManifestSafely(path: string, hooks: ManifestReadHooks 
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     if (code === 'ELOOP') refuse('manifest_symlink', `manifest path ${path} contains a symlink loop`);
-    return refuse('manifest_not_regular_file', `manifest ${path} cannot be opened (${code ?? 'error'})`);
+    return refuse('manifest_not_regular_file', cannotOpen(path, code));
   }
   if (canonical !== path) refuse('manifest_symlink', `manifest path ${path} goes through a symlink (it resolves to ${canonical})`);
 
@@ -51,7 +55,7 @@ export async function readManifestSafely(path: string, hooks: ManifestReadHooks 
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     if (code === 'ELOOP') refuse('manifest_symlink', `manifest ${path} became a symlink`);
-    return refuse('manifest_not_regular_file', `manifest ${path} cannot be opened (${code ?? 'error'})`);
+    return refuse('manifest_not_regular_file', cannotOpen(path, code));
   }
   try {
     const before = await handle.stat();
@@ -77,6 +81,20 @@ export async function readManifestSafely(path: string, hooks: ManifestReadHooks 
     return { path, bytes, text, digest: manifestDigest(bytes) };
   } finally {
     await handle.close();
+  }
+}
+
+/** Why a manifest path cannot be opened, in words rather than an errno. */
+function cannotOpen(path: string, errno: string | undefined): string {
+  switch (errno) {
+    case 'ENOENT':
+      return `no such file: ${path}`;
+    case 'ENOTDIR':
+      return `manifest path ${path} goes through something that is not a directory`;
+    case 'EACCES':
+      return `permission denied reading manifest ${path}`;
+    default:
+      return `manifest ${path} cannot be opened (${errno ?? 'error'})`;
   }
 }
 
