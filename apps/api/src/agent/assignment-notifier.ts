@@ -49,6 +49,11 @@ export function createAssignmentNotifier(pool: pg.Pool, logger: Logger): Assignm
     try {
       await c.connect();
       await c.query(`listen ${ASSIGNMENTS_CHANNEL}`);
+      if (closed) {
+        // Closed while connecting: this connection is nobody's, so it must not outlive the close.
+        await c.end().catch(() => undefined);
+        return;
+      }
       client = c;
       // Anything committed while nobody listened is read by the waiters' next query.
       wakeAll();
@@ -86,6 +91,7 @@ export function createAssignmentNotifier(pool: pg.Pool, logger: Logger): Assignm
       closed = true;
       clearTimeout(reconnectTimer);
       wakeAll();
+      await started;
       const c = client;
       client = null;
       await c?.end().catch(() => undefined);
