@@ -82,8 +82,9 @@ for (const backend of BACKENDS) {
 
     it('reaching the budget ceiling takes a final checkpoint, then BudgetExhausted ends the run failed', async () => {
       const seed = await seedTenant(p.api);
-      // Nodes twice as slow as the planner thinks: the spend passes a ceiling set just above the plan's cost.
-      await p.startNodes(seed, simulated({ timeScale: 20_000, faults: 'slow@step=0,factor=2' }));
+      // Nodes four times as slow as the planner thinks: the spend passes a ceiling set just above the plan's cost
+      // early in the stage, with most of its steps still to go when the stop arrives.
+      await p.startNodes(seed, simulated({ timeScale: 10_000, faults: 'slow@step=0,factor=4' }));
       const plan = await p.api.call('POST', '/v1/plans', { key: seed.requester, body: { booking_id: seed.bookingId, manifest: smallManifest() } });
       const ceiling = Math.ceil(plan.body.data.estimated_cost_usd * 1.2);
       const manifest = smallManifest((m) => (m.budget.ceiling_usd = ceiling));
@@ -94,8 +95,9 @@ for (const backend of BACKENDS) {
       const stop = events.findIndex((e) => e.type === 'StopRequested');
       const exhausted = events.findIndex((e) => e.type === 'BudgetExhausted');
       const final = events.findIndex((e) => e.type === 'CheckpointSaved' && e.data.final === true);
-      expect(stop).toBeGreaterThan(0);
-      expect(final).toBeGreaterThan(stop);
+      const trail = events.map((e) => `${e.type}${e.data.final ? '(final)' : ''}${e.data.task_id ? `:${String(e.data.task_id).slice(4, 8)}` : ''}`).join(' ');
+      expect(stop, trail).toBeGreaterThan(0);
+      expect(final, trail).toBeGreaterThan(stop);
       expect(exhausted).toBeGreaterThan(final);
       expect(events[exhausted]!.data).toMatchObject({ ceiling_usd: ceiling, final_checkpoint_id: events[final]!.data.checkpoint_id });
       expect(events[exhausted]!.data.spent_usd).toBeGreaterThanOrEqual(ceiling);
