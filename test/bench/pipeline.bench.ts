@@ -1,10 +1,10 @@
 /**
- * `npm run bench:pipeline -- --json [--runs 200] [--time-scale 20000] [--backend redis|postgres]`
+ * `npm run bench:pipeline -- --json [--runs 200] [--time-scale 20000] [--backend redis|postgres] [--submit-rate 20]`
  *
  * 200 runs at once on 400 simulated nodes, through every stage. `ito-server start` (every role) runs in a child
  * process on a scratch database; this process is the fleet: one bootstrap through the operator's service, then
- * 400 `Agent`s with the simulated executor, each a light client over keep-alive HTTP to the server, and 200
- * trains through the API. Reported, from the ledger the server wrote: stage transitions per second, the
+ * 400 `Agent`s with the simulated executor, each a light client over HTTP to the server (progress every second),
+ * and 200 trains through the API, submitted at a fixed rate (20 a second: the runs all overlap after 10 s). Reported, from the ledger the server wrote: stage transitions per second, the
  * orchestration hand-off of every stage (StageCompleted → the next StageStarted, or RunConfirmed → the first
  * StageStarted) p50/p99, the run time, and the CPU of the server, of PostgreSQL and of the fleet.
  *
@@ -36,6 +36,8 @@ const opt = (name: string, dflt: string) => {
 const RUNS = Number(opt('--runs', '200'));
 const TIME_SCALE = Number(opt('--time-scale', '20000'));
 const BACKEND = opt('--backend', 'redis');
+/** Runs submitted per second (open loop): the runs overlap once the ramp is done, as a desk's would. */
+const SUBMIT_RATE = Number(opt('--submit-rate', '20'));
 const adminUrl = process.env.ITO_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const redisUrl = process.env.ITO_REDIS_URL ?? 'redis://127.0.0.1:6379';
 const say = (line: string) => {
@@ -92,7 +94,7 @@ async function main(): Promise<void> {
       ITO_PORT: String(port),
       ITO_DATABASE_URL: db.url,
       ...(BACKEND === 'redis' ? { ITO_REDIS_URL: redisUrl } : {}),
-      ITO_LOG_LEVEL: 'error',
+      ITO_LOG_LEVEL: process.env.ITO_BENCH_SERVER_LOG_LEVEL ?? 'error',
     },
     stdio: ['ignore', 'ignore', 'inherit'],
   });
@@ -120,7 +122,7 @@ async function main(): Promise<void> {
       bookings.push(b.booking_id);
       for (const name of ['gpu-01', 'gpu-02']) credentials.push((await admin.registerNode({ bookingId: b.booking_id, name })).node_credential);
     }
-    const executor = new SimulatedExecutor({ timeScale: TIME_SCALE, progressIntervalMs: 500 });
+    const executor = new SimulatedExecutor({ timeScale: TIME_SCALE, progressIntervalMs: 1000 });
     for (const credential of credentials) {
       const agent = new Agent({
         api: new AgentApi(new ItoClient({ baseUrl: url, credential, timeoutMs: 60_000 })),
@@ -128,7 +130,7 @@ async function main(): Promise<void> {
         logger: quiet,
         version: 'bench',
         gpus: () => [],
-        progressIntervalMs: 500,
+        progressIntervalMs: 1000,
       });
       await agent.start();
       agents.push(agent);
@@ -145,6 +147,7 @@ async function main(): Promise<void> {
     const started = Date.now();
     const runIds = await Promise.all(
       bookings.map(async (bookingId, i) => {
+        await new Promise((r) => setTimeout(r, Math.max(0, started + (i * 1000) / SUBMIT_RATE - Date.now())));
         const c = await call('POST', '/v1/confirmations', tenant.requester_key, { action: 'train.create', booking_id: bookingId, manifest, manifest_digest: digest });
         await call('POST', `/v1/confirmations/${c.data.confirmation_ref}/approve`, tenant.approver_key);
         const r = await call('POST', '/v1/runs', tenant.requester_key, { booking_id: bookingId, manifest, manifest_digest: digest, confirmation_ref: c.data.confirmation_ref }, { 'idempotency-key': `bench-${i}` });
@@ -170,6 +173,7 @@ async function main(): Promise<void> {
        where type in ('RunConfirmed', 'StageStarted', 'StageCompleted', 'RunSucceeded') order by stream_id, stream_version`,
     );
     const handoffs: number[] = [];
+    const byStage = new Map<string, number[]>();
     let transitions = 0;
     let previousEnd: Date | null = null;
     let stream = '';
@@ -181,7 +185,11 @@ async function main(): Promise<void> {
       if (e.type === 'RunConfirmed' || e.type === 'StageCompleted') previousEnd = e.at;
       else if (e.type === 'StageStarted') {
         transitions++;
-        if (previousEnd) handoffs.push(e.at.getTime() - previousEnd.getTime());
+        if (previousEnd) {
+          const ms = e.at.getTime() - previousEnd.getTime();
+          handoffs.push(ms);
+          byStage.set(e.stage ?? '?', [...(byStage.get(e.stage ?? '?') ?? []), ms]);
+        }
         previousEnd = null;
       }
     }
@@ -192,11 +200,14 @@ async function main(): Promise<void> {
       nodes: agents.length,
       backend: BACKEND,
       time_scale: TIME_SCALE,
+      submit_rate_per_s: SUBMIT_RATE,
+      progress_interval_ms: 1000,
       states: Object.fromEntries(states.map((s) => [s.state, s.n])),
       elapsed_s: Math.round(elapsedS * 10) / 10,
       stage_transitions: transitions,
       stage_transitions_per_s: Math.round((transitions / elapsedS) * 10) / 10,
       handoff_ms: { p50: percentile(handoffs, 50), p99: percentile(handoffs, 99), max: handoffs.at(-1) ?? null, count: handoffs.length },
+      handoff_p50_ms_by_stage: Object.fromEntries([...byStage].map(([stage, v]) => [stage, percentile(v.sort((a, b) => a - b), 50)])),
       cpu_cores: {
         server: Math.round((serverCpu / elapsedS) * 100) / 100,
         postgres: Math.round((pgCpu / elapsedS) * 100) / 100,

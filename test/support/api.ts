@@ -48,6 +48,7 @@ export async function startApi(
     now,
     ...(opts.rateLimit ? { rateLimit: opts.rateLimit } : {}),
     ...(opts.authFailureLimit ? { authFailureLimit: opts.authFailureLimit } : {}),
+    ...(opts.agent ? { agent: opts.agent } : {}),
   });
   await app.listen({ port: 0, host: '127.0.0.1' });
   const url = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;

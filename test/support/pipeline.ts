@@ -5,8 +5,9 @@ import { AgentApi, ItoClient } from '@ito/client';
 import { createLogger } from '@ito/config';
 import { manifestDigest } from '@ito/contracts';
 import { createJobClient, createQueueKit, startJobWorkers, type QueueBackendConfig, type QueueKit } from '@ito/queue';
+import { RUN_EVENTS_CHANNEL } from '@ito/api/write';
 import { defaultStorageRegistry } from '@ito/storage';
-import { orchestratorProjection, pipelineHandlers, pipelineJobs, startRelay, storageCheckpointRemover, type PipelineResources, type Relay } from '@ito/worker';
+import { createRunEvaluator, orchestratorProjection, pipelineHandlers, pipelineJobs, startRelay, storageCheckpointRemover, type PipelineResources, type Relay } from '@ito/worker';
 import { EXAMPLE_MANIFEST, seedTenant, startApi, type Api, type Seed } from './api.js';
 import { withDatabase } from './global-setup.js';
 import { redisForTests } from './db.js';
@@ -38,7 +39,9 @@ export async function startPipeline(backend: BackendKind, opts: { heartbeatInter
   if (opts.relay !== false) startJobWorkers(kit, pipelineJobs, handlers, { concurrency: 8 });
   const jobs = createJobClient(kit, pipelineJobs);
   // Without the relay nothing is enqueued: a test then drives the handlers itself.
-  const relay: Relay | null = opts.relay === false ? null : startRelay(api.ledger, orchestratorProjection(jobs), logger, { pollMs: 20 });
+  const evaluator = createRunEvaluator(jobs, logger);
+  const relay: Relay | null =
+    opts.relay === false ? null : startRelay(api.ledger, orchestratorProjection(evaluator), evaluator, logger, { listenOn: { pool: api.pool, channel: RUN_EVENTS_CHANNEL } });
   const agents: Agent[] = [];
 
   async function startAgent(nodeCredential: string, executor: Executor): Promise<Agent> {

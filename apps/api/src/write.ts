@@ -8,3 +8,4 @@ export { changeRun, appendRunEvents } from './services/run-writer.js';
 export { getRun, getBooking, getManifestBody, freeLiveNodes, type RunRow } from './db/queries.js';
 export { planFor, type PlanOutcome } from './services/plan-service.js';
 export { checkManifest } from './services/manifest-gate.js';
+export { RUN_EVENTS_CHANNEL } from './projections/runs-projection.js';

@@ -1,9 +1,9 @@
 import type { ItoConfig, Logger } from '@ito/config';
-import { createApiLedger } from '@ito/api/write';
+import { RUN_EVENTS_CHANNEL, createApiLedger } from '@ito/api/write';
 import { createLedger, migrateDatabase } from '@ito/ledger';
 import { createJobClient, createQueueKit, queueBackendFromEnv } from '@ito/queue';
 import { defaultStorageRegistry } from '@ito/storage';
-import { orchestratorProjection, pipelineJobs, startRelay, storageCheckpointRemover } from '@ito/worker';
+import { createRunEvaluator, orchestratorProjection, pipelineJobs, startRelay, storageCheckpointRemover } from '@ito/worker';
 import type { Role } from './args.js';
 import { closePool, createPool, openLedgerDatabase } from './database.js';
 import { startMonitorRole } from './roles/monitor-role.js';
@@ -57,7 +57,8 @@ export async function startServer(cfg: ItoConfig, roles: Role[], logger: Logger)
           checkpoints: storageCheckpointRemover(defaultStorageRegistry()),
         },
       });
-      const relay = startRelay(runLedger, orchestratorProjection(createJobClient(kit, pipelineJobs)), workerLog);
+      const evaluator = createRunEvaluator(createJobClient(kit, pipelineJobs), workerLog);
+      const relay = startRelay(runLedger, orchestratorProjection(evaluator), evaluator, workerLog, { listenOn: { pool, channel: RUN_EVENTS_CHANNEL } });
       // Stopped before the queue closes: its last batch may still be enqueueing.
       steps.push({ name: 'orchestrator', run: () => relay.stop() });
     }

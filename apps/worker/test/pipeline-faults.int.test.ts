@@ -40,13 +40,13 @@ for (const backend of BACKENDS) {
     it('a loss spike waits in awaiting_operator until a run.restart confirmation, then resumes from the checkpoint before it', async () => {
       const seed = await seedTenant(p.api);
       // 24 simulated seconds a step at 5,000×: about 5 ms a step, a progress report every 20 ms.
-      await p.startNodes(seed, simulated({ timeScale: 5_000, faults: 'loss_spike@step=150,stage=pretrain' }));
+      await p.startNodes(seed, simulated({ timeScale: 5_000, faults: 'loss_spike@step=300,stage=pretrain' }));
       const runId = await submitRun(p.api, seed, smallManifest());
       await waitForState(p.api, seed, runId, ['awaiting_operator', 'succeeded', 'failed']);
       let events = await runEvents(p.api, seed, runId);
       const proposed = events.find((e) => e.type === 'RestartProposed')!;
       expect(proposed.data).toMatchObject({ stage: 'pretrain', skip_steps: { from: expect.any(Number), to: expect.any(Number) } });
-      expect(proposed.data.skip_steps.from).toBeGreaterThanOrEqual(150);
+      expect(proposed.data.skip_steps.from).toBeGreaterThanOrEqual(300);
       const from = events.find((e) => e.type === 'CheckpointSaved' && e.data.checkpoint_id === proposed.data.from_checkpoint_id)!;
       expect(from.data.step).toBeLessThanOrEqual(proposed.data.skip_steps.from);
       // Nothing moves while it waits: no new stage, no progress accepted.

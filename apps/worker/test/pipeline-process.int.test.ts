@@ -46,7 +46,7 @@ describe('the pipeline with the process executor', () => {
     // Rank 0 (gpu-01, first by name) crashes; its checkpoint at step 100 is on the same stdout before the crash.
     const crash = (node: string) => (node === 'gpu-01' ? ['--crash-once-at-step', '120', '--crash-marker', marker] : []);
     const { events } = await runWith('reference', (node) => ({
-      trainers: { default: { argv: [process.execPath, REFERENCE_TRAINER, '--checkpoint-every-steps', '25', ...crash(node)] } },
+      trainers: { default: { argv: [process.execPath, REFERENCE_TRAINER, '--checkpoint-every-steps', '25', '--progress-every-steps', '10', ...crash(node)] } },
     }));
     expect(events.at(-1)!.type, events.map((e) => e.type).join(' ')).toBe('RunSucceeded');
     expect(existsSync(marker)).toBe(true);

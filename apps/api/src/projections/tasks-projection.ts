@@ -33,7 +33,9 @@ export const tasksProjection: InlineProjection & { reset(client: pg.PoolClient):
   async apply(client, events) {
     const woken = new Set<string>();
     for (const e of events) for (const node of await applyOne(client, e)) woken.add(node);
-    for (const node of woken) await client.query('select pg_notify($1, $2)', [ASSIGNMENTS_CHANNEL, node]);
+    if (woken.size > 0) {
+      await client.query({ name: 'ito_tasks_notify', text: 'select pg_notify($1, n) from unnest($2::text[]) as n', values: [ASSIGNMENTS_CHANNEL, [...woken]] });
+    }
   },
   async reset(client) {
     await client.query('delete from tasks');
@@ -47,16 +49,16 @@ async function applyOne(client: pg.PoolClient, e: StoredEvent): Promise<string[]
   if (e.type === 'StageStarted') {
     const d = e.data as unknown as RunEventMap['StageStarted'];
     if (!d.tasks || !d.spec) return [];
-    const { rows } = await client.query<{ booking_id: string }>('select booking_id from runs where run_id = $1', [runId]);
-    const bookingId = rows[0]?.booking_id ?? '';
-    for (const t of d.tasks) {
-      await client.query(
-        `insert into tasks (task_id, tenant_id, run_id, booking_id, node_id, stage, attempt, rank, role, status, last_seq, spec, created_at, updated_at)
-         values ($1,$2,$3,$4,$5,$6,$7,$8,$9,'assigned',0,$10,$11,$11)
-         on conflict (task_id) do nothing`,
-        [t.task_id, e.tenantId, runId, bookingId, t.node_id, d.stage, d.attempt ?? 1, t.rank, t.role, JSON.stringify({ ...d.spec, rank: t.rank, role: t.role }), e.recordedAt],
-      );
-    }
+    // One statement for every task of the attempt; the booking comes from the run's row, written first.
+    await client.query({
+      name: 'ito_tasks_insert',
+      text: `insert into tasks (task_id, tenant_id, run_id, booking_id, node_id, stage, attempt, rank, role, status, last_seq, spec, created_at, updated_at)
+             select t.task_id, $1, r.run_id, r.booking_id, t.node_id, $3, $4, t.rank, t.role, 'assigned', 0, $5::jsonb || jsonb_build_object('rank', t.rank, 'role', t.role), $6, $6
+             from runs r, jsonb_to_recordset($7::jsonb) as t(task_id text, node_id text, rank int, role text)
+             where r.run_id = $2
+             on conflict (task_id) do nothing`,
+      values: [e.tenantId, runId, d.stage, d.attempt ?? 1, JSON.stringify(d.spec), e.recordedAt, JSON.stringify(d.tasks)],
+    });
     return d.tasks.map((t) => t.node_id);
   }
   if (e.type === 'TasksWithdrawn') {

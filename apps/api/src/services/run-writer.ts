@@ -2,6 +2,7 @@ import { ItoError } from '@ito/contracts';
 import { runStreamId, type RunEvent } from '@ito/domain';
 import type { EventMetadata, LedgerTx } from '@ito/ledger';
 import { getRun, type RunRow } from '../db/queries.js';
+import { rememberLockedRun } from '../projections/known-runs.js';
 
 /**
  * Every change to a run takes the same steps: lock the run's row, read its state, decide, append with the
@@ -23,6 +24,8 @@ export async function changeRun<T>(
 }
 
 export async function appendRunEvents(tx: LedgerTx, run: RunRow, events: RunEvent[], metadata: EventMetadata): Promise<void> {
+  // The row is locked and was read at this version: the runs projection folds onto it without reading it again.
+  rememberLockedRun(tx.client, run.run_id, run.version, run.aggregate);
   await tx.append(
     runStreamId(run.run_id),
     events.map((e) => ({ type: e.type, data: e.data as unknown as Record<string, unknown>, metadata })),

@@ -51,7 +51,8 @@ export async function startRegisteredWorkers(kit: QueueKit, res: WorkerResources
         concurrency: r.concurrency ?? 1,
         onFailed: (info) => {
           // Waiting for nodes is an expected retry, not a warning.
-          if (info.final || !info.reason.includes('free live node')) log.warn({ job: info.name, jobId: info.jobId, reason: info.reason, final: info.final }, 'job failed');
+          const waiting = !info.final && info.reason.includes('free live node');
+          log[waiting ? 'debug' : 'warn']({ job: info.name, jobId: info.jobId, reason: info.reason, final: info.final }, 'job failed');
         },
       }),
     );

@@ -12,8 +12,11 @@ import { pipelineJobs, type PipelineJobs } from './catalog.js';
 export function pipelineHandlers(res: PipelineResources): JobHandlers<PipelineJobs> {
   return {
     'stage.start': async (data, ctx) => {
+      const began = Date.now();
       try {
-        return await startStage(res, data);
+        const outcome = await startStage(res, data);
+        res.logger.debug({ run_id: data.run_id, stage: data.stage, attempt: ctx.attempt, outcome, ms: Date.now() - began }, 'stage job done');
+        return outcome;
       } catch (err) {
         const last = ctx.attempt >= (pipelineJobs['stage.start'].attempts ?? 1);
         if (last) await failRun(res, data, `stage ${data.stage} could not start: ${(err as Error).message}`);

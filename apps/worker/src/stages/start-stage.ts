@@ -11,7 +11,7 @@ import {
   stillNeeded,
   type RunAggregate,
 } from '@ito/domain';
-import { checkManifest, freeLiveNodes, getManifestBody, type RunRow } from '@ito/api/write';
+import { appendRunEvents, checkManifest, freeLiveNodes, getManifestBody, getRun, type RunRow } from '@ito/api/write';
 import type { PipelineResources } from '../resources.js';
 import { checkDataRefs } from './data-prep.js';
 import { replan } from './planning.js';
@@ -37,26 +37,27 @@ const ACTOR = 'worker:stage';
  */
 export async function startStage(res: PipelineResources, job: StartStageJob): Promise<string> {
   const key = `${job.stage}@${job.attempt}`;
-  const run = requireRow(await readRun(res, job), job);
   const kind = stageKind(job.stage);
-  if (kind === 'data_prep' || kind === 'planning') return runWorkerStage(res, job, run, kind);
+  if (kind === 'data_prep' || kind === 'planning') return runWorkerStage(res, job, requireRow(await readRun(res, job), job), kind);
 
-  const cmd = stillNeeded(run.aggregate, 'StartStage', key);
-  if (!cmd) return 'not needed';
-  const wanted = nodesFor(run.aggregate, job.stage);
-  const since = new Date(res.now().getTime() - res.nodeAliveWithinMs);
-  const nodes = await freeLiveNodes(res.pool, job.tenant_id, run.booking_id, run.run_id, since);
-  if (nodes.length < wanted) {
-    throw new WaitingForNodes(`stage ${job.stage} needs ${wanted} free live node(s) of booking ${run.booking_id}; ${nodes.length} available`);
-  }
-  const nodeIds = nodes.slice(0, wanted).map((n) => n.node_id);
-  const started = await changeRunIfNeeded(res, job, ACTOR, (state) => {
-    const now = stillNeeded(state, 'StartStage', key);
-    if (!now) return [];
-    const spec = buildStageSpec(state, job.stage, job.attempt, now.resume, nodeIds.length);
-    return startStageEvents(state, now, { tasks: assignTasks(run.run_id, job.stage, job.attempt, nodeIds), spec });
+  // Node stages: decide, choose the nodes and assign the tasks in one transaction under the run's row lock (the
+  // node query is one quick read; nothing slow happens while the lock is held).
+  return res.ledger.transaction(async (tx) => {
+    const locked = requireRow(await getRun(tx.client, job.tenant_id, job.run_id, { forUpdate: true }), job);
+    const cmd = stillNeeded(locked.aggregate, 'StartStage', key);
+    if (!cmd) return 'not needed';
+    const wanted = nodesFor(locked.aggregate, job.stage);
+    const since = new Date(res.now().getTime() - res.nodeAliveWithinMs);
+    const nodes = await freeLiveNodes(tx.client, job.tenant_id, locked.booking_id, locked.run_id, since);
+    if (nodes.length < wanted) {
+      throw new WaitingForNodes(`stage ${job.stage} needs ${wanted} free live node(s) of booking ${locked.booking_id}; ${nodes.length} available`);
+    }
+    const nodeIds = nodes.slice(0, wanted).map((n) => n.node_id);
+    const spec = buildStageSpec(locked.aggregate, job.stage, job.attempt, cmd.resume, nodeIds.length);
+    const events = startStageEvents(locked.aggregate, cmd, { tasks: assignTasks(locked.run_id, job.stage, job.attempt, nodeIds), spec });
+    await appendRunEvents(tx, locked, events, { actor: ACTOR });
+    return `assigned to ${nodeIds.length} node(s)`;
   });
-  return started ? `assigned to ${nodeIds.length} node(s)` : 'not needed';
 }
 
 async function runWorkerStage(res: PipelineResources, job: StartStageJob, run: RunRow, kind: 'data_prep' | 'planning'): Promise<string> {
