@@ -1,5 +1,5 @@
 /**
- * `npm run bench:pipeline -- --json [--runs 200] [--time-scale 20000] [--backend redis|postgres] [--submit-rate 20]`
+ * `npm run bench:pipeline -- --json [--runs 200] [--time-scale 20000] [--backend redis|postgres] [--submit-rate 20] [--split-roles]`
  *
  * 200 runs at once on 400 simulated nodes, through every stage. `ito-server start` (every role) runs in a child
  * process on a scratch database; this process is the fleet: one bootstrap through the operator's service, then
@@ -38,6 +38,8 @@ const TIME_SCALE = Number(opt('--time-scale', '20000'));
 const BACKEND = opt('--backend', 'redis');
 /** Runs submitted per second (open loop): the runs overlap once the ramp is done, as a desk's would. */
 const SUBMIT_RATE = Number(opt('--submit-rate', '20'));
+/** `ito-server start --role api` and `--role worker` as two processes (each its own event loop) instead of one. */
+const SPLIT_ROLES = args.includes('--split-roles');
 const adminUrl = process.env.ITO_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const redisUrl = process.env.ITO_REDIS_URL ?? 'redis://127.0.0.1:6379';
 const say = (line: string) => {
@@ -87,17 +89,18 @@ async function main(): Promise<void> {
   const home = mkdtempSync(join(tmpdir(), 'ito-bench-pipeline-'));
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
-  const server = spawn(process.execPath, [new URL('../../apps/server/dist/main.js', import.meta.url).pathname, 'start'], {
-    env: {
-      PATH: process.env.PATH ?? '',
-      ITO_HOME: home,
-      ITO_PORT: String(port),
-      ITO_DATABASE_URL: db.url,
-      ...(BACKEND === 'redis' ? { ITO_REDIS_URL: redisUrl } : {}),
-      ITO_LOG_LEVEL: process.env.ITO_BENCH_SERVER_LOG_LEVEL ?? 'error',
-    },
-    stdio: ['ignore', 'ignore', 'inherit'],
-  });
+  const serverEnv = {
+    PATH: process.env.PATH ?? '',
+    ITO_HOME: home,
+    ITO_PORT: String(port),
+    ITO_DATABASE_URL: db.url,
+    ...(BACKEND === 'redis' ? { ITO_REDIS_URL: redisUrl } : {}),
+    ITO_LOG_LEVEL: process.env.ITO_BENCH_SERVER_LOG_LEVEL ?? 'error',
+  };
+  const main = new URL('../../apps/server/dist/main.js', import.meta.url).pathname;
+  const servers = (SPLIT_ROLES ? [['start', '--role', 'api'], ['start', '--role', 'worker']] : [['start']]).map((argv) =>
+    spawn(process.execPath, [main, ...argv], { env: serverEnv, stdio: ['ignore', 'ignore', 'inherit'] }),
+  );
   const pool = new pg.Pool({ connectionString: db.url, max: 10 });
   const quiet = createLogger({ level: 'error', destination: new Writable({ write: (_c, _e, cb) => cb() }) });
   const agents: Agent[] = [];
@@ -141,7 +144,8 @@ async function main(): Promise<void> {
       return (await r.json()) as any;
     };
     const digest = manifestDigest(manifest);
-    const serverCpu0 = cpuSeconds(server.pid!);
+    const serverCpuNow = () => servers.reduce((sum, child) => sum + cpuSeconds(child.pid!), 0);
+    const serverCpu0 = serverCpuNow();
     const pgCpu0 = postgresCpuSeconds();
     const fleetCpu0 = process.cpuUsage();
     const started = Date.now();
@@ -164,7 +168,7 @@ async function main(): Promise<void> {
       await new Promise((r) => setTimeout(r, 500));
     }
     const elapsedS = (Date.now() - started) / 1000;
-    const serverCpu = cpuSeconds(server.pid!) - serverCpu0;
+    const serverCpu = serverCpuNow() - serverCpu0;
     const pgCpu = postgresCpuSeconds() - pgCpu0;
     const fleet = process.cpuUsage(fleetCpu0);
 
@@ -199,6 +203,7 @@ async function main(): Promise<void> {
       runs: RUNS,
       nodes: agents.length,
       backend: BACKEND,
+      server_processes: SPLIT_ROLES ? 'api + worker' : 'all roles in one',
       time_scale: TIME_SCALE,
       submit_rate_per_s: SUBMIT_RATE,
       progress_interval_ms: 1000,
@@ -218,8 +223,7 @@ async function main(): Promise<void> {
     process.stdout.write(json ? `${JSON.stringify(result)}\n` : `${JSON.stringify(result, null, 2)}\n`);
   } finally {
     await Promise.all(agents.map((a) => a.stop()));
-    server.kill('SIGTERM');
-    await new Promise((r) => server.once('exit', r));
+    await Promise.all(servers.map((child) => new Promise((r) => (child.once('exit', r), child.kill('SIGTERM')))));
     await pool.end();
     await db.drop();
     rmSync(home, { recursive: true, force: true });

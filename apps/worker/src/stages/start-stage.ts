@@ -11,7 +11,7 @@ import {
   stillNeeded,
   type RunAggregate,
 } from '@ito/domain';
-import { appendRunEvents, checkManifest, freeLiveNodes, getManifestBody, getRun, type RunRow } from '@ito/api/write';
+import { appendRunEvents, checkManifestOnce, freeLiveNodes, getManifestBody, getRun, type RunRow } from '@ito/api/write';
 import type { PipelineResources } from '../resources.js';
 import { checkDataRefs } from './data-prep.js';
 import { replan } from './planning.js';
@@ -73,7 +73,7 @@ async function runWorkerStage(res: PipelineResources, job: StartStageJob, run: R
 
   const body = await getManifestBody(res.pool, job.tenant_id, current.manifest_digest);
   if (body === null) return failRun(res, job, `the manifest ${current.manifest_digest} is not on record`);
-  const { manifest } = checkManifest(body, current.manifest_digest);
+  const { manifest } = checkManifestOnce(body, current.manifest_digest);
 
   const finish = (decide: (state: RunAggregate) => ReturnType<typeof completeWorkerStageEvents>) =>
     changeRunIfNeeded(res, job, ACTOR, (state) => (requireRunningWorkerStage(state, job.stage, job.attempt) ? decide(state) : []));
