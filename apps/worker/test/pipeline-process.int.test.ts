@@ -46,7 +46,7 @@ describe('the pipeline with the process executor', () => {
     // Rank 0 (gpu-01, first by name) crashes; its checkpoint at step 100 is on the same stdout before the crash.
     const crash = (node: string) => (node === 'gpu-01' ? ['--crash-once-at-step', '120', '--crash-marker', marker] : []);
     const { events } = await runWith('reference', (node) => ({
-      trainers: { default: { argv: [process.execPath, REFERENCE_TRAINER, '--checkpoint-every-steps', '25', '--progress-every-steps', '10', ...crash(node)] } },
+      trainers: { default: { argv: [process.execPath, REFERENCE_TRAINER, '--checkpoint-every-steps', '25', '--progress-every-steps', '10', '--step-delay-ms', '2', ...crash(node)] } },
     }));
     expect(events.at(-1)!.type, events.map((e) => e.type).join(' ')).toBe('RunSucceeded');
     expect(existsSync(marker)).toBe(true);
@@ -74,7 +74,8 @@ describe('the pipeline with the process executor', () => {
   });
 
   it('a Python training loop that imports ito_trainer_protocol trains through the same protocol', async () => {
-    const { events } = await runWith('python', () => ({ trainers: { default: { argv: ['python3', PYTHON_TRAINER] } } }));
+    // A short pause a step spreads the run over a second, so the agent's paced reports sample the loss curve.
+    const { events } = await runWith('python', () => ({ trainers: { default: { argv: ['python3', PYTHON_TRAINER, '--step-delay-ms', '2'] } } }));
     expect(events.at(-1)!.type, events.map((e) => e.type).join(' ')).toBe('RunSucceeded');
     const losses = events.filter((e) => e.type === 'ProgressRecorded' && e.data.stage === 'pretrain').map((e) => e.data.loss as number);
     expect(losses.length).toBeGreaterThanOrEqual(2);
