@@ -5,12 +5,17 @@ import { defineConfig } from 'vitest/config';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 
-/** Tests import workspace packages from their sources, so a test never runs against a stale build. */
-function workspaceAliases(): Record<string, string> {
-  const aliases: Record<string, string> = {};
+/**
+ * Tests import workspace packages from their sources, so a test never runs against a stale build:
+ * `@ito/<name>` is its src/index.ts and a subpath export `@ito/<name>/<entry>` its src/<entry>.ts.
+ */
+function workspaceAliases(): Array<{ find: RegExp; replacement: string }> {
+  const aliases: Array<{ find: RegExp; replacement: string }> = [];
   for (const group of ['packages', 'apps']) {
     for (const name of readdirSync(join(root, group))) {
-      aliases[`@ito/${name}`] = join(root, group, name, 'src', 'index.ts');
+      const src = join(root, group, name, 'src');
+      aliases.push({ find: new RegExp(`^@ito/${name}$`), replacement: join(src, 'index.ts') });
+      aliases.push({ find: new RegExp(`^@ito/${name}/([a-z-]+)$`), replacement: join(src, '$1.ts') });
     }
   }
   return aliases;

@@ -20,7 +20,13 @@ export interface CallResult {
  * A real API server on a fresh database, listening on a loopback port, with a controllable clock offset and
  * the log lines it wrote (to check that no secret reaches a log).
  */
-export async function startApi(opts: { rateLimit?: { max: number; timeWindowMs: number }; authFailureLimit?: { max: number; timeWindowMs: number } } = {}) {
+export async function startApi(
+  opts: {
+    rateLimit?: { max: number; timeWindowMs: number };
+    authFailureLimit?: { max: number; timeWindowMs: number };
+    agent?: { heartbeatIntervalS: number; heartbeatMisses: number };
+  } = {},
+) {
   const db = await freshDatabase();
   const pool = new pg.Pool({ connectionString: db.url, max: 30 });
   const logLines: string[] = [];
@@ -42,6 +48,7 @@ export async function startApi(opts: { rateLimit?: { max: number; timeWindowMs: 
     now,
     ...(opts.rateLimit ? { rateLimit: opts.rateLimit } : {}),
     ...(opts.authFailureLimit ? { authFailureLimit: opts.authFailureLimit } : {}),
+    ...(opts.agent ? { agent: opts.agent } : {}),
   });
   await app.listen({ port: 0, host: '127.0.0.1' });
   const url = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
@@ -116,6 +123,7 @@ export async function footprint(api: Api) {
   const q = async (sql: string) => Number((await api.pool.query<{ n: string }>(sql)).rows[0]!.n);
   return {
     runs: await q('select count(*) as n from runs'),
+    tasks: await q('select count(*) as n from tasks'),
     events: await q('select count(*) as n from events'),
     confirmations: await q('select count(*) as n from confirmations'),
     consumed: await q(`select count(*) as n from confirmations where status = 'consumed'`),

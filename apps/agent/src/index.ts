@@ -1,3 +1,3 @@
-// ito-agent, the SSH-less node agent (dial out, pull tasks, heartbeat; process and simulated executors),
-// lands here with the stages work. Its HTTP client is @ito/client.
-export {};
+export { Agent, AgentRefused, type AgentOptions } from './agent.js';
+export { TaskReporter, type TaskReporterOptions } from './task-reporter.js';
+export * from './executors/index.js';

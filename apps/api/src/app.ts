@@ -11,6 +11,9 @@ import { assertEveryRouteDocumented, buildOpenApi, trackServedRoutes } from './h
 import { registerRequestMetrics } from './http/request-metrics.js';
 import type { RegisteredRoute } from './http/route.js';
 import type { Resources } from './resources.js';
+import { createAssignmentNotifier } from './agent/assignment-notifier.js';
+import { DEFAULT_AGENT_SETTINGS } from './agent/agent-service.js';
+import { registerAgentRoutes } from './routes/agent.js';
 import { registerBookingRoutes } from './routes/bookings.js';
 import { registerConfirmationRoutes } from './routes/confirmations.js';
 import { HEALTH_ROUTES, createMetricsRegistry, registerHealthRoutes } from './routes/health.js';
@@ -71,11 +74,16 @@ export async function buildApp(deps: ApiDeps): Promise<FastifyInstance> {
       },
     });
 
+    const assignments = createAssignmentNotifier(deps.pool, deps.logger);
+    // Before the server stops accepting: held long polls answer at once instead of holding the close up.
+    app.addHook('preClose', async () => assignments.close());
     const res: Resources = {
       pool: deps.pool,
       ledger: deps.ledger ?? createApiLedger(deps.pool),
       logger: deps.logger,
       now: deps.now ?? (() => new Date()),
+      agent: deps.agent ?? DEFAULT_AGENT_SETTINGS,
+      assignments,
       authFailures: new WindowCounter(deps.authFailureLimit?.max ?? 60, deps.authFailureLimit?.timeWindowMs ?? 60_000),
     };
     const routes: RegisteredRoute[] = [];
@@ -83,6 +91,7 @@ export async function buildApp(deps: ApiDeps): Promise<FastifyInstance> {
     registerBookingRoutes(app, res, routes);
     registerConfirmationRoutes(app, res, routes);
     registerRunRoutes(app, res, routes);
+    registerAgentRoutes(app, res, routes);
     openapi = buildOpenApi(routes, API_VERSION, [...HEALTH_ROUTES, ...SERVICE_ROUTES]);
     registerServiceRoutes(app, openapi, API_VERSION);
   }

@@ -1,6 +1,7 @@
 import type pg from 'pg';
 import type { Logger } from '@ito/config';
 import type { Ledger } from '@ito/ledger';
+import type { AgentSettings } from './agent/agent-service.js';
 
 /** A named readiness probe; `/readyz` is green only when every probe resolves. */
 export interface ReadinessProbe {
@@ -20,6 +21,8 @@ export interface ApiDeps {
   now?: () => Date;
   /** Per-credential rate limit. @defaultValue 1200 requests per minute */
   rateLimit?: { max: number; timeWindowMs: number };
+  /** What agents are told about heartbeats. @defaultValue 5 s, 3 misses */
+  agent?: AgentSettings;
   /**
    * Failed authentications allowed per client address; past it, the address is refused before any lookup
    * until the window ends. @defaultValue 60 per minute

@@ -1,6 +1,8 @@
 import type pg from 'pg';
 import type { Logger } from '@ito/config';
 import type { Ledger } from '@ito/ledger';
+import type { AssignmentNotifier } from './agent/assignment-notifier.js';
+import type { AgentSettings } from './agent/agent-service.js';
 import type { WindowCounter } from './http/window-counter.js';
 
 /**
@@ -13,5 +15,9 @@ export interface Resources {
   ledger: Ledger;
   logger: Logger;
   now: () => Date;
+  /** How agents are told to pace their heartbeats. */
+  agent: AgentSettings;
+  /** Wakes agents' long polls when their node's tasks change. */
+  assignments: AssignmentNotifier;
   authFailures: WindowCounter;
 }

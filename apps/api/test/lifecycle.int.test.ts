@@ -45,6 +45,7 @@ describe('run lifecycle mutations', () => {
     expect(events.body.data.events.map((e: any) => e.type)).toEqual([
       'RunReserved',
       'RunConfirmed',
+      'PipelinePlanned',
       'CancelRequested',
       'RunCancelled',
       'CleanupStarted',
@@ -150,11 +151,13 @@ describe('run reads', () => {
     const page1 = await api.call('GET', `/v1/runs/${runId}/logs?limit=2`, { key: seed.requester });
     expect(page1.body.data.lines).toHaveLength(2);
     const page2 = await api.call('GET', `/v1/runs/${runId}/logs?cursor=${page1.body.data.next_cursor}`, { key: seed.requester });
-    expect(page2.body.data.lines.map((l: any) => l.type)).toEqual(['StageStarted', 'ProgressRecorded', 'CheckpointSaved']);
+    expect(page2.body.data.lines.map((l: any) => l.type)).toEqual(['PipelinePlanned', 'StageStarted', 'ProgressRecorded', 'CheckpointSaved']);
     const metrics = await api.call('GET', `/v1/runs/${runId}/metrics`, { key: seed.requester });
     expect(metrics.body.data.latest).toEqual({ stage: 'pretrain', step: 100, tokens: 1_000_000, loss: 2.5 });
     const cps = await api.call('GET', `/v1/runs/${runId}/checkpoints`, { key: seed.requester });
-    expect(cps.body.data.checkpoints).toEqual([{ checkpoint_id: 'ck-100', step: 100, uri: 's3://acme-checkpoints/code-8b-cpt/ck-100', bytes: 1024 }]);
+    expect(cps.body.data.checkpoints).toEqual([
+      { checkpoint_id: 'ck-100', step: 100, uri: 's3://acme-checkpoints/code-8b-cpt/ck-100', bytes: 1024, save_seconds: 2, bandwidth_bytes_per_s: 512 },
+    ]);
     const run = await api.call('GET', `/v1/runs/${runId}`, { key: seed.requester });
     expect(run.body.data).toMatchObject({ state: 'training', stage: 'pretrain', progress: { stage: 'pretrain', step: 100, tokens: 1_000_000, loss: 2.5 } });
   });

@@ -42,7 +42,7 @@ describe('POST /v1/runs — the happy path', () => {
     // One fact, one value: the time train reports is the time status shows, to the millisecond.
     expect(run.body.data.created_at).toBe(d.created_at);
     const events = await api.call('GET', `/v1/runs/${d.run_id}/events`, { key: seed.requester });
-    expect(events.body.data.events.map((e: any) => e.type)).toEqual(['RunReserved', 'RunConfirmed']);
+    expect(events.body.data.events.map((e: any) => e.type)).toEqual(['RunReserved', 'RunConfirmed', 'PipelinePlanned']);
     const c = await api.call('GET', `/v1/confirmations/${ref}`, { key: seed.requester });
     expect(c.body.data.status).toBe('consumed');
     const byKey = await api.call('GET', '/v1/runs?idempotency_key=train-happy-1', { key: seed.requester });

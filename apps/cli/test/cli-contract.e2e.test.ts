@@ -27,11 +27,10 @@ beforeAll(async () => {
 afterAll(() => server.close());
 
 describe('capabilities', () => {
-  it('answers with no ITO_* environment, no credential and no network, well under a second', async () => {
+  // How fast it answers is measured by `npm run bench:cli` beside `node -e 0`, not timed here on a shared machine.
+  it('answers with no ITO_* environment, no credential and no network', async () => {
     const before = server.seen.length;
-    const started = Date.now();
     const res = await runCli(['capabilities', '--json'], { env: {} });
-    const elapsed = Date.now() - started;
     expect(res.code).toBe(0);
     const out = res.json();
     expect(out).toMatchObject({ ok: true, live_api_contacted: false });
@@ -47,7 +46,6 @@ describe('capabilities', () => {
     expect(byName.cleanup.side_effect).toBe('workload_cleanup');
     expect(byName.restart.side_effect).toBe('workload_restart');
     for (const read of ['status', 'logs', 'metrics', 'checkpoints', 'events', 'plan', 'eligibility', 'bookings list']) expect(byName[read].side_effect).toBe('none');
-    expect(elapsed).toBeLessThan(1000);
     expect(server.seen.length).toBe(before);
   });
 });

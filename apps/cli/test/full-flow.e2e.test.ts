@@ -189,18 +189,24 @@ describe('ito from plan to cleanup against the real API', () => {
     expect(logs.data.lines.map((l: any) => l.message)).toContain('checkpoint ckpt_100 saved at step 100 (1048576 bytes in 3 s)');
 
     const metrics = await okJson(['metrics', runId]);
-    expect(metrics.data).toEqual({
+    expect(metrics.data).toMatchObject({
       run_id: runId,
+      state: 'training',
       latest: { stage: 'pretrain', step: 200, tokens: 8192000, loss: 2.1 },
       series: [
-        { step: 100, tokens: 4096000, loss: 2.5 },
-        { step: 200, tokens: 8192000, loss: 2.1 },
+        { stage: 'pretrain', step: 100, tokens: 4096000, loss: 2.5, throughput_tokens_per_s: null },
+        { stage: 'pretrain', step: 200, tokens: 8192000, loss: 2.1, throughput_tokens_per_s: null },
       ],
+      stages: [{ stage: 'pretrain', attempts: 1, status: 'running', completed_at: null }],
+      evaluations: [],
       checkpoints: 1,
     });
 
     const checkpoints = await okJson(['checkpoints', runId]);
-    expect(checkpoints.data).toEqual({ run_id: runId, checkpoints: [{ checkpoint_id: 'ckpt_100', step: 100, uri: 's3://acme-ckpt/run/ckpt_100', bytes: 1048576 }] });
+    expect(checkpoints.data).toEqual({
+      run_id: runId,
+      checkpoints: [{ checkpoint_id: 'ckpt_100', step: 100, uri: 's3://acme-ckpt/run/ckpt_100', bytes: 1048576, save_seconds: 3, bandwidth_bytes_per_s: 349525 }],
+    });
     expect((await runRow(runId)).state).toBe('training');
   });
 

@@ -1,6 +1,9 @@
 import type { ItoConfig, Logger } from '@ito/config';
+import { RUN_EVENTS_CHANNEL, createApiLedger } from '@ito/api/write';
 import { createLedger, migrateDatabase } from '@ito/ledger';
-import { createQueueKit, queueBackendFromEnv } from '@ito/queue';
+import { createJobClient, createQueueKit, queueBackendFromEnv } from '@ito/queue';
+import { defaultStorageRegistry } from '@ito/storage';
+import { createRunEvaluator, orchestratorProjection, pipelineJobs, startRelay, storageCheckpointRemover } from '@ito/worker';
 import type { Role } from './args.js';
 import { closePool, createPool, openLedgerDatabase } from './database.js';
 import { startMonitorRole } from './roles/monitor-role.js';
@@ -39,7 +42,25 @@ export async function startServer(cfg: ItoConfig, roles: Role[], logger: Logger)
     logger.info({ roles, database: db.source, queue: backend.kind }, 'starting ito-server');
 
     if (roles.includes('worker')) {
-      await startRegisteredWorkers(kit, { ledger: createLedger({ pool }), logger: logger.child({ role: 'worker' }) });
+      const workerLog = logger.child({ role: 'worker' });
+      // Run changes must keep the API's inline projections (runs, tasks, bookings), whoever appends them.
+      const runLedger = createApiLedger(pool);
+      await startRegisteredWorkers(kit, {
+        ledger: createLedger({ pool }),
+        logger: workerLog,
+        pipeline: {
+          pool,
+          ledger: runLedger,
+          logger: workerLog,
+          now: () => new Date(),
+          nodeAliveWithinMs: cfg.ITO_HEARTBEAT_INTERVAL_S * cfg.ITO_HEARTBEAT_MISSES * 1000,
+          checkpoints: storageCheckpointRemover(defaultStorageRegistry()),
+        },
+      });
+      const evaluator = createRunEvaluator(createJobClient(kit, pipelineJobs), workerLog);
+      const relay = startRelay(runLedger, orchestratorProjection(evaluator), evaluator, workerLog, { listenOn: { pool, channel: RUN_EVENTS_CHANNEL } });
+      // Stopped before the queue closes: its last batch may still be enqueueing.
+      steps.push({ name: 'orchestrator', run: () => relay.stop() });
     }
     if (roles.includes('monitor')) {
       const monitor = startMonitorRole(logger);

@@ -1,3 +1,7 @@
-// The stage workers (data prep, planning, curriculum and eval gates, post-training) and the heartbeat
-// monitor land here with the stages work; ito-server's worker role already hosts registered workers.
-export {};
+export { pipelineJobs, type PipelineJobs } from './jobs/catalog.js';
+export { pipelineHandlers } from './jobs/handlers.js';
+export { createRunEvaluator, orchestratorProjection, startRelay, ORCHESTRATOR_PROJECTION, ORCHESTRATED_EVENT_TYPES, type Relay, type RunEvaluator } from './orchestrator/relay.js';
+export { enqueueCommand } from './orchestrator/enqueue.js';
+export type { PipelineResources, CheckpointRemover } from './resources.js';
+export { startStage, WaitingForNodes } from './stages/start-stage.js';
+export { storageCheckpointRemover } from './checkpoint-remover.js';

@@ -30,6 +30,11 @@ export interface MutationOptions {
   idempotencyKey?: string | undefined;
   /** Without it a keyed mutation is not resent after an unknown outcome (there is no way to look first). */
   recover?: Recovery | undefined;
+  /**
+   * The server recognises a repeat of this exact request by its body (an agent's report carries a sequence
+   * number), so after an unknown outcome or a 5xx the same body is simply sent again.
+   */
+  safeToResend?: boolean | undefined;
 }
 
 type Query = Record<string, string | number | boolean | undefined>;
@@ -90,6 +95,7 @@ export class ItoClient {
       let unknownOutcome: TransportError;
       try {
         const { status, envelope } = await this.send('POST', path, {}, payload, key);
+        if (mopts.safeToResend && isServerFailure(status) && attempt < this.opts.mutationAttempts) continue;
         const inProgress = !envelope.ok && envelope.error.code === 'idempotency_in_progress';
         if (!(key && mopts.recover && (isServerFailure(status) || inProgress))) {
           return resentAfterUnknown ? withNotice(envelope, 'resent with the same idempotency key after the server confirmed the first attempt had not taken effect') : (envelope as Envelope<T>);
@@ -100,6 +106,7 @@ export class ItoClient {
         if (!(err instanceof TransportError)) throw err;
         last = err;
         if (!err.liveApiContacted) continue; // nothing reached the server: resending cannot duplicate anything
+        if (mopts.safeToResend) continue; // the server recognises the repeat and records it once
         if (!key || !mopts.recover) throw err;
         unknownOutcome = err;
       }

@@ -4,3 +4,4 @@ export { TransportError, isTransportError, type TransportCode } from './transpor
 export { poll, STOP_POLLING_CODES, type PollOptions } from './poll.js';
 export { backoffDelay, DEFAULT_BACKOFF, type BackoffOptions } from './backoff.js';
 export { exchange, type ExchangeRequest, type ExchangeResponse } from './exchange.js';
+export { AgentApi } from './agent-api.js';

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { ItoError } from '@ito/contracts';
 import { decideRun, foldRun, type RunEvent } from '@ito/domain';
+import { pipelineFor } from './support/run-history.js';
 
 const reserved: RunEvent[] = [
   {
@@ -36,13 +37,13 @@ function refusal(fn: () => unknown): string {
 
 describe('run decider', () => {
   it('reserves and confirms a new run in one decision', () => {
-    const events = decideRun({ type: 'ReserveRun', data: reserved[0]!.data as never }, given([]));
-    expect(events.map((e) => e.type)).toEqual(['RunReserved', 'RunConfirmed']);
+    const events = decideRun({ type: 'ReserveRun', data: reserved[0]!.data as never, pipeline: pipelineFor() }, given([]));
+    expect(events.map((e) => e.type)).toEqual(['RunReserved', 'RunConfirmed', 'PipelinePlanned']);
     expect(foldRun(events).status).toBe('confirmed');
   });
 
   it('refuses to reserve a run that exists', () => {
-    expect(refusal(() => decideRun({ type: 'ReserveRun', data: reserved[0]!.data as never }, given(reserved)))).toBe('invalid_state');
+    expect(refusal(() => decideRun({ type: 'ReserveRun', data: reserved[0]!.data as never, pipeline: pipelineFor() }, given(reserved)))).toBe('invalid_state');
   });
 
   it('cancels a confirmed run with no workload at once', () => {

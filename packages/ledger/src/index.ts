@@ -25,3 +25,4 @@ export type {
   VerifyResult,
 } from './types.js';
 export * as ledgerSchema from './schema.js';
+export { listen, type PgListener, type ListenHandlers } from './listen.js';

@@ -17,8 +17,10 @@ export interface JobDefinition<S extends z.ZodType = z.ZodType> {
   jobId: (data: z.output<S>) => string;
   /** Attempts before the job fails for good. @defaultValue 3 */
   attempts?: number;
-  /** Base of the exponential retry back-off. @defaultValue 1000 */
+  /** Base of the retry back-off (its fixed delay when `backoffType` is fixed). @defaultValue 1000 */
   backoffMs?: number;
+  /** Exponential for transient faults; fixed for a job that waits for something to become true. @defaultValue 'exponential' */
+  backoffType?: 'exponential' | 'fixed';
 }
 
 export type JobCatalog = Record<string, JobDefinition>;
@@ -37,6 +39,11 @@ export interface JobContext {
 
 /** A handler for every job in the catalog: the compiler refuses a catalog entry nobody processes. */
 export type JobHandlers<C extends JobCatalog> = { [K in JobName<C>]: (data: JobData<C, K>, ctx: JobContext) => Promise<unknown> };
+
+/** One catalog entry, typed by its schema: `jobId` receives the parsed data with its real type. */
+export function defineJob<S extends z.ZodType>(def: JobDefinition<S>): JobDefinition<S> {
+  return def;
+}
 
 /** Identity at runtime; keeps the literal names and schemas for the types above. */
 export function defineJobs<const C extends JobCatalog>(catalog: C): C {

@@ -2,6 +2,7 @@ export { queueBackendFromEnv, type QueueBackendConfig } from './backend-config.j
 export { createQueueKit, type QueueKit, type QueueKitOptions, type KitWorkerOptions, type AnyQueue, type AnyWorker } from './kit.js';
 export {
   defineJobs,
+  defineJob,
   type JobCatalog,
   type JobDefinition,
   type JobContext,

@@ -42,7 +42,7 @@ export function createJobClient<C extends JobCatalog>(kit: QueueKit, catalog: C)
       await kit.queue(queueNameOf(name, def)).add(name, data, {
         jobId,
         attempts: def.attempts ?? 3,
-        backoff: { type: 'exponential', delay: def.backoffMs ?? 1_000 },
+        backoff: { type: def.backoffType ?? 'exponential', delay: def.backoffMs ?? 1_000 },
         delay: opts.delayMs,
         removeOnComplete: { age: KEEP_COMPLETED_S },
         removeOnFail: { age: KEEP_COMPLETED_S },

@@ -1,7 +1,7 @@
 import type pg from 'pg';
 import type { RunState } from '@ito/contracts';
 import { isId } from '../ids.js';
-import { DEFAULT_TENANT_POLICY, MAX_FAILED_USES, type Booking, type ConfirmationRecord, type RunAggregate, type RunEventMap, type TenantPolicy } from '@ito/domain';
+import { DEFAULT_TENANT_POLICY, MAX_FAILED_USES, normalizeRunAggregate, type Booking, type ConfirmationRecord, type RunAggregate, type RunEventMap, type TenantPolicy } from '@ito/domain';
 
 /**
  * Query functions take the client first and name the tenant in every WHERE: tenant isolation lives here.
@@ -52,7 +52,8 @@ export async function getRun(db: Db, tenantId: string, runId: string, opts: { fo
     text: `select * from runs where tenant_id = $1 and run_id = $2${opts.forUpdate ? ' for update' : ''}`,
     values: [tenantId, runId],
   });
-  return rows[0] ?? null;
+  const row = rows[0];
+  return row ? { ...row, aggregate: normalizeRunAggregate(row.aggregate) } : null;
 }
 
 export async function listRuns(db: Db, tenantId: string, filter: { idempotencyKey?: string | undefined; limit: number }): Promise<RunRow[]> {
@@ -160,4 +161,20 @@ export async function getTrainContext(
         }
       : null,
   };
+}
+
+/**
+ * The booking's nodes that can take a task now: registered to this booking, not revoked, heard from within
+ * `aliveWithinMs`, and running no other run's task. Ordered by name, so ranks are stable across attempts.
+ */
+export async function freeLiveNodes(db: Db, tenantId: string, bookingId: string, runId: string, since: Date): Promise<Array<{ node_id: string; name: string }>> {
+  const { rows } = await db.query<{ node_id: string; name: string }>({
+    name: 'ito_free_live_nodes',
+    text: `select n.node_id, n.name from nodes n
+           where n.tenant_id = $1 and n.booking_id = $2 and n.revoked_at is null and n.last_heartbeat_at >= $4
+             and not exists (select 1 from tasks t where t.node_id = n.node_id and t.run_id <> $3 and t.status in ('assigned', 'running'))
+           order by n.name, n.node_id`,
+    values: [tenantId, bookingId, runId, since],
+  });
+  return rows;
 }

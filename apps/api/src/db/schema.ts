@@ -143,7 +143,42 @@ export const nodes = pgTable(
     createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
     revokedAt: timestamp('revoked_at', { withTimezone: true }),
     lastHeartbeatAt: timestamp('last_heartbeat_at', { withTimezone: true }),
+    /** What the agent said of itself when it last registered (version, executor, host); never a secret. */
+    agent: jsonb('agent'),
+    registeredAt: timestamp('registered_at', { withTimezone: true }),
+    /** GPU health fields of the last heartbeat. */
+    lastHealth: jsonb('last_health'),
   },
-  (t) => [uniqueIndex('nodes_credential_hash_uq').on(t.credentialHash), uniqueIndex('nodes_booking_name_uq').on(t.bookingId, t.name)],
+  (t) => [
+    uniqueIndex('nodes_credential_hash_uq').on(t.credentialHash),
+    uniqueIndex('nodes_booking_name_uq').on(t.bookingId, t.name),
+    index('nodes_booking_idx').on(t.tenantId, t.bookingId),
+  ],
+);
+
+/**
+ * Projection of the run streams' task events: one row per node's share of a stage attempt, so an agent's long
+ * poll finds its work by node. Rebuildable from position 0. Task ids are derived from (run, stage, attempt,
+ * rank), so a retried stage job names the same tasks. `last_seq` is the last report recorded for the task.
+ */
+export const tasks = pgTable(
+  'tasks',
+  {
+    taskId: text('task_id').primaryKey(),
+    tenantId: text('tenant_id').notNull(),
+    runId: text('run_id').notNull(),
+    bookingId: text('booking_id').notNull(),
+    nodeId: text('node_id').notNull(),
+    stage: text('stage').notNull(),
+    attempt: integer('attempt').notNull(),
+    rank: integer('rank').notNull(),
+    role: text('role').notNull(),
+    status: text('status').notNull(),
+    lastSeq: integer('last_seq').notNull().default(0),
+    spec: jsonb('spec').notNull(),
+    createdAt: timestamp('created_at', { withTimezone: true }).notNull(),
+    updatedAt: timestamp('updated_at', { withTimezone: true }).notNull(),
+  },
+  (t) => [index('tasks_node_status_idx').on(t.nodeId, t.status), index('tasks_run_idx').on(t.runId)],
 );
 

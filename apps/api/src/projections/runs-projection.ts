@@ -1,6 +1,15 @@
 import type pg from 'pg';
-import { RUN_EVENT_TYPES, evolveRun, initialRunState, type RunAggregate, type RunEvent, type RunEventMap } from '@ito/domain';
+import { RUN_EVENT_TYPES, evolveRun, initialRunState, normalizeRunAggregate, type RunAggregate, type RunEvent, type RunEventMap } from '@ito/domain';
 import type { InlineProjection, StoredEvent } from '@ito/ledger';
+import { takeLockedRun } from './known-runs.js';
+
+/**
+ * The channel the orchestrator's relay listens on: a transaction that changed runs NOTIFYs their ids, so the relay
+ * looks at them as soon as the transaction commits instead of on its next read of the outbox.
+ */
+export const RUN_EVENTS_CHANNEL = 'ito_run_events';
+/** Run ids per notification: a payload must stay under PostgreSQL's 8,000 bytes. */
+const NOTIFY_RUNS = 100;
 
 /**
  * The runs table, kept in the append transaction so a command reads its own write. The row holds the folded
@@ -16,6 +25,12 @@ export const runsProjection: InlineProjection & { reset(client: pg.PoolClient): 
       if (runId) byRun.set(runId, [...(byRun.get(runId) ?? []), e]);
     }
     for (const [runId, runEvents] of byRun) await applyRunEvents(client, runId, runEvents);
+    // The runs the orchestrator may have something to do for (progress alone never gives it any), named in the
+    // notification so it can look at just those; PostgreSQL delivers it at commit, and drops it on rollback.
+    const changed = [...byRun].filter(([, runEvents]) => runEvents.some((e) => e.type !== 'ProgressRecorded')).map(([runId]) => runId);
+    for (let i = 0; i < changed.length; i += NOTIFY_RUNS) {
+      await client.query({ name: 'ito_runs_notify', text: 'select pg_notify($1, $2)', values: [RUN_EVENTS_CHANNEL, changed.slice(i, i + NOTIFY_RUNS).join(',')] });
+    }
   },
   async reset(client) {
     await client.query('delete from runs');
@@ -36,9 +51,13 @@ async function applyRunEvents(client: pg.PoolClient, runId: string, events: Stor
     isNew = true;
     reserved = first.data as unknown as RunEventMap['RunReserved'];
   } else {
-    const { rows } = await client.query<{ aggregate: RunAggregate }>('select aggregate from runs where run_id = $1 for update', [runId]);
-    if (!rows[0]) return;
-    aggregate = rows[0].aggregate;
+    const locked = takeLockedRun(client, runId, first.streamVersion - 1);
+    if (locked) aggregate = locked;
+    else {
+      const { rows } = await client.query<{ aggregate: RunAggregate }>('select aggregate from runs where run_id = $1 for update', [runId]);
+      if (!rows[0]) return;
+      aggregate = normalizeRunAggregate(rows[0].aggregate);
+    }
   }
   // Replaying events the row already holds (a rebuild racing an append) changes nothing.
   const fresh = events.filter((e) => e.streamVersion > aggregate.version);

@@ -9,9 +9,11 @@ import { validate } from '../validate.js';
 import { isId, newId, type IdPrefix } from '../ids.js';
 import { bookingStreamId, bookingsProjection } from '../projections/bookings-projection.js';
 import { runsProjection } from '../projections/runs-projection.js';
+import { tasksProjection } from '../projections/tasks-projection.js';
 
 /** The projections every writer of the ledger must keep inline (the API and the operator tool alike). */
-export const INLINE_PROJECTIONS = [runsProjection, bookingsProjection];
+// Order matters: the tasks projection reads the run's row that the runs projection wrote in the same batch.
+export const INLINE_PROJECTIONS = [runsProjection, tasksProjection, bookingsProjection];
 
 export function createApiLedger(pool: pg.Pool): Ledger {
   return createLedger({ pool, inlineProjections: INLINE_PROJECTIONS });

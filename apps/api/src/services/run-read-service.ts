@@ -52,15 +52,36 @@ export async function showRunEvents(res: Resources, tenantId: string, runId: str
 /** One human line per event; the agent's own progress messages come through as they were sent. */
 function logLine(e: StoredEvent): string {
   const d = e.data as Record<string, unknown>;
+  const attempt = typeof d.attempt === 'number' && d.attempt > 1 ? ` (attempt ${d.attempt})` : '';
   switch (e.type) {
     case 'ProgressRecorded':
-      return typeof d.message === 'string' ? d.message : `step ${String(d.step)} tokens ${String(d.tokens)}${d.loss !== undefined ? ` loss ${String(d.loss)}` : ''}`;
+      return typeof d.message === 'string' ? d.message : `${String(d.stage)} step ${String(d.step)} tokens ${String(d.tokens)}${d.loss !== undefined ? ` loss ${String(d.loss)}` : ''}`;
     case 'StageStarted':
-      return `stage ${String(d.stage)} started`;
+      return `stage ${String(d.stage)} started${attempt}${Array.isArray(d.tasks) ? ` on ${d.tasks.length} node(s)` : ''}`;
     case 'StageCompleted':
-      return `stage ${String(d.stage)} completed`;
+      return `stage ${String(d.stage)} completed${attempt}`;
+    case 'StageFailed':
+      return `stage ${String(d.stage)} attempt ${String(d.attempt)} failed: ${String(d.reason)}`;
     case 'CheckpointSaved':
       return `checkpoint ${String(d.checkpoint_id)} saved at step ${String(d.step)} (${String(d.bytes)} bytes in ${String(d.save_seconds)} s)`;
+    case 'CheckpointDeleted':
+      return `checkpoint ${String(d.checkpoint_id)} deleted (${String(d.reason)})`;
+    case 'DataRefChecked':
+      return `data ${String(d.ref)}: ${d.verified ? `sha256 verified (${String(d.bytes)} bytes)` : String(d.note ?? 'not verified')}`;
+    case 'EvalGatePassed':
+      return `gate ${String(d.stage)} passed`;
+    case 'EvalGateFailed':
+      return `gate ${String(d.stage)} failed: ${(d.failed as string[]).join('; ')}`;
+    case 'LossSpikeDetected':
+      return `loss spike at step ${String(d.step)}: ${String(d.loss)} against a moving average of ${String(d.moving_average)}`;
+    case 'RestartProposed':
+    case 'RunFailed':
+      return `${e.type === 'RunFailed' ? 'run failed' : 'restart proposed'}: ${String(d.reason)}`;
+    case 'RunResumed':
+      return `resumed ${String(d.stage ?? '')} from ${d.from_checkpoint_id ? `checkpoint ${String(d.from_checkpoint_id)} (step ${String(d.from_step)})` : 'the start of the stage'}`;
+    case 'StopRequested':
+    case 'BudgetExhausted':
+      return `${e.type === 'StopRequested' ? 'budget reached, stopping' : 'budget exhausted'}: $${String(d.spent_usd)} of $${String(d.ceiling_usd)}`;
     default:
       return e.type;
   }
@@ -77,19 +98,57 @@ export async function showRunLogs(res: Resources, tenantId: string, runId: strin
   };
 }
 
+/** The most progress points a metrics answer carries; longer series are thinned evenly, the last point kept. */
+const MAX_SERIES = 500;
+
+function thin<T>(points: T[]): T[] {
+  if (points.length <= MAX_SERIES) return points;
+  const every = points.length / MAX_SERIES;
+  return [...Array.from({ length: MAX_SERIES - 1 }, (_, i) => points[Math.floor(i * every)]!), points.at(-1)!];
+}
+
+/** `GET /runs/:id/metrics`: progress, each stage's attempts and timing, evaluations, data checks and spend. */
 export async function showRunMetrics(res: Resources, tenantId: string, runId: string) {
-  const events = await runEvents(res, tenantId, runId);
-  const progress = events.filter((e) => e.type === 'ProgressRecorded').map((e) => e.data as { stage: string; step: number; tokens: number; loss?: number });
+  const run = await requireRun(res, tenantId, runId);
+  const events = await res.ledger.readStream(runStreamId(runId), { tenantId });
+  const progress = events.filter((e) => e.type === 'ProgressRecorded').map((e) => e.data as { stage: string; step: number; tokens: number; loss?: number; throughput_tokens_per_s?: number });
   const latest = progress.at(-1) ?? null;
+  const stages = new Map<string, { stage: string; attempts: number; started_at: string; completed_at: string | null; status: string }>();
+  for (const e of events) {
+    const d = e.data as { stage?: string; attempt?: number };
+    if (!d.stage) continue;
+    if (e.type === 'StageStarted') {
+      const prev = stages.get(d.stage);
+      stages.set(d.stage, { stage: d.stage, attempts: d.attempt ?? 1, started_at: prev?.started_at ?? e.recordedAt.toISOString(), completed_at: null, status: 'running' });
+    } else if (e.type === 'StageCompleted' || e.type === 'StageFailed') {
+      const s = stages.get(d.stage);
+      if (s) stages.set(d.stage, { ...s, status: e.type === 'StageCompleted' ? 'completed' : 'failed', completed_at: e.type === 'StageCompleted' ? e.recordedAt.toISOString() : null });
+    }
+  }
+  const a = run.aggregate;
   return {
     run_id: runId,
+    state: run.state,
     latest: latest ? { stage: latest.stage, step: latest.step, tokens: latest.tokens, loss: latest.loss ?? null } : null,
-    series: progress.map((p) => ({ step: p.step, tokens: p.tokens, loss: p.loss ?? null })),
-    checkpoints: events.filter((e) => e.type === 'CheckpointSaved').length,
+    series: thin(progress).map((p) => ({ stage: p.stage, step: p.step, tokens: p.tokens, loss: p.loss ?? null, throughput_tokens_per_s: p.throughput_tokens_per_s ?? null })),
+    stages: [...stages.values()],
+    evaluations: events
+      .filter((e) => e.type === 'EvalGatePassed' || e.type === 'EvalGateFailed')
+      .map((e) => ({ stage: (e.data as { stage: string }).stage, passed: e.type === 'EvalGatePassed', metrics: (e.data as { metrics: unknown }).metrics, failed: (e.data as { failed?: string[] }).failed ?? [] })),
+    data: events.filter((e) => e.type === 'DataRefChecked').map((e) => e.data),
+    spend: { spent_usd: Math.round(a.spentUsd * 100) / 100, ceiling_usd: a.pipeline?.budget.ceiling_usd ?? null },
+    checkpoints: a.checkpoints.length,
   };
 }
 
+/** `GET /runs/:id/checkpoints`: what the run still has in storage, with each save's bandwidth. */
 export async function showRunCheckpoints(res: Resources, tenantId: string, runId: string) {
   const run = await requireRun(res, tenantId, runId);
-  return { run_id: runId, checkpoints: run.aggregate.checkpoints };
+  return {
+    run_id: runId,
+    checkpoints: run.aggregate.checkpoints.map((c) => ({
+      ...c,
+      bandwidth_bytes_per_s: c.save_seconds ? Math.round(c.bytes / c.save_seconds) : null,
+    })),
+  };
 }

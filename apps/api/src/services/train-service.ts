@@ -1,5 +1,6 @@
 import { ItoError } from '@ito/contracts';
 import {
+  buildPipeline,
   checkBookingUsable,
   checkBudget,
   checkCheckpointStorage,
@@ -112,6 +113,7 @@ export async function train(res: Resources, tenantId: string, actor: string, key
           incremental_cost_usd: outcome.incremental_cost_usd,
           plan: outcome.plan as unknown as Record<string, unknown>,
         },
+        pipeline: buildPipeline(manifest, outcome.plan.phases, booking, outcome.plan.parameters),
       },
       initialRunState(),
     );

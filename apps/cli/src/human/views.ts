@@ -67,19 +67,32 @@ export function renderRunAction(d: Data): string {
   return lines.join('');
 }
 
-/** `metrics`: the latest progress, the series as a table, and the checkpoint count. */
+/** `metrics`: the latest progress, each stage, the evaluations, the spend and a tail of the series. */
 export function renderMetrics(d: Data): string {
   const latest = asRecord(d.latest);
   const series = Array.isArray(d.series) ? (d.series as Data[]) : [];
+  const stages = Array.isArray(d.stages) ? (d.stages as Data[]) : [];
+  const evals = Array.isArray(d.evaluations) ? (d.evaluations as Data[]) : [];
+  const spend = asRecord(d.spend);
   const parts = [latest ? `latest:\n${indent(keyValue(latest))}` : 'latest: no progress recorded yet\n'];
-  if (series.length > 0) parts.push(`series:\n${indent(table(series, ['step', 'tokens', 'loss']))}`);
+  if (stages.length > 0) parts.push(`stages:\n${indent(table(stages, ['stage', 'status', 'attempts', 'started_at', 'completed_at']))}`);
+  if (evals.length > 0) {
+    const rows = evals.map((e) => ({ stage: e.stage, gate: e.passed ? 'passed' : 'FAILED', failed: Array.isArray(e.failed) && e.failed.length > 0 ? e.failed.join('; ') : '-' }));
+    parts.push(`evaluations:\n${indent(table(rows, ['stage', 'gate', 'failed']))}`);
+  }
+  if (spend) parts.push(`spend: ${usd(spend.spent_usd) ?? String(spend.spent_usd)} of ${usd(spend.ceiling_usd) ?? String(spend.ceiling_usd)}\n`);
+  if (series.length > 0) parts.push(`series (last ${Math.min(20, series.length)} of ${series.length}):\n${indent(table(series.slice(-20), ['stage', 'step', 'tokens', 'loss']))}`);
   parts.push(`checkpoints: ${String(d.checkpoints ?? 0)}\n`);
   return parts.join('');
 }
 
 export function renderCheckpoints(d: Data): string {
   const rows = Array.isArray(d.checkpoints) ? (d.checkpoints as Data[]) : [];
-  return rows.length === 0 ? '(no checkpoints yet)\n' : table(rows, ['checkpoint_id', 'step', 'bytes', 'uri']);
+  const view = rows.map((c) => ({
+    ...c,
+    bandwidth: typeof c.bandwidth_bytes_per_s === 'number' ? `${(c.bandwidth_bytes_per_s / 1e9).toFixed(2)} GB/s` : '-',
+  }));
+  return view.length === 0 ? '(no checkpoints yet)\n' : table(view, ['checkpoint_id', 'stage', 'step', 'bytes', 'save_seconds', 'bandwidth', 'uri']);
 }
 
 export function renderEvents(d: Data): string {

@@ -12,6 +12,7 @@ export async function startApiRole(args: { cfg: ItoConfig; logger: Logger; pool:
   const deps: Parameters<typeof buildApp>[0] & { pool: pg.Pool } = {
     logger: logger.child({ role: 'api' }),
     pool,
+    agent: { heartbeatIntervalS: cfg.ITO_HEARTBEAT_INTERVAL_S, heartbeatMisses: cfg.ITO_HEARTBEAT_MISSES },
     readiness: [
       {
         name: 'database',

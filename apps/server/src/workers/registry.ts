@@ -1,12 +1,14 @@
 import type { Logger } from '@ito/config';
 import type { Ledger } from '@ito/ledger';
-import { createJobClient, startJobWorkers, type JobCatalog, type JobHandlers, type QueueKit } from '@ito/queue';
+import { createJobClient, startJobWorkers, type AnyWorker, type JobCatalog, type JobHandlers, type QueueKit } from '@ito/queue';
+import { pipelineHandlers, pipelineJobs, type PipelineResources } from '@ito/worker';
 import { ledgerMaintenanceHandlers, ledgerMaintenanceJobs, SEAL_INTERVAL_MS } from './ledger-maintenance.js';
 
 /** What the worker role needs to build its handlers. */
 export interface WorkerResources {
   ledger: Ledger;
   logger: Logger;
+  pipeline: PipelineResources;
 }
 
 /** One group of jobs the worker role runs: a catalog, a handler for each entry, and any periodic jobs. */
@@ -15,13 +17,15 @@ export interface WorkerRegistration<C extends JobCatalog = JobCatalog> {
   catalog: C;
   handlers: (res: WorkerResources) => JobHandlers<C>;
   schedules?: Array<{ job: Extract<keyof C, string>; everyMs: number; data: unknown }>;
+  /** Jobs of each of its queues processed at once. @defaultValue 1 */
+  concurrency?: number;
 }
 
 function register<C extends JobCatalog>(r: WorkerRegistration<C>): WorkerRegistration {
   return r as unknown as WorkerRegistration;
 }
 
-/** Every worker group the worker role starts. Stage workers join this list. */
+/** Every worker group the worker role starts. */
 export const WORKER_REGISTRATIONS: WorkerRegistration[] = [
   register({
     name: 'ledger-maintenance',
@@ -29,16 +33,32 @@ export const WORKER_REGISTRATIONS: WorkerRegistration[] = [
     handlers: ({ ledger }) => ledgerMaintenanceHandlers(ledger),
     schedules: [{ job: 'ledger.maintenance', everyMs: SEAL_INTERVAL_MS, data: {} }],
   }),
+  register({
+    name: 'pipeline',
+    catalog: pipelineJobs,
+    handlers: ({ pipeline }) => pipelineHandlers(pipeline),
+    // Stage starts and finishes wait on the database, not the CPU: many runs hand off at once.
+    concurrency: 16,
+  }),
 ];
 
-export async function startRegisteredWorkers(kit: QueueKit, res: WorkerResources, registrations = WORKER_REGISTRATIONS): Promise<void> {
+export async function startRegisteredWorkers(kit: QueueKit, res: WorkerResources, registrations = WORKER_REGISTRATIONS): Promise<AnyWorker[]> {
+  const started: AnyWorker[] = [];
   for (const r of registrations) {
     const log = res.logger.child({ workers: r.name });
-    startJobWorkers(kit, r.catalog, r.handlers(res), {
-      onFailed: (info) => log.warn({ job: info.name, jobId: info.jobId, reason: info.reason, final: info.final }, 'job failed'),
-    });
+    started.push(
+      ...startJobWorkers(kit, r.catalog, r.handlers(res), {
+        concurrency: r.concurrency ?? 1,
+        onFailed: (info) => {
+          // Waiting for nodes is an expected retry, not a warning.
+          const waiting = !info.final && info.reason.includes('free live node');
+          log[waiting ? 'debug' : 'warn']({ job: info.name, jobId: info.jobId, reason: info.reason, final: info.final }, 'job failed');
+        },
+      }),
+    );
     const client = createJobClient(kit, r.catalog);
     for (const s of r.schedules ?? []) await client.schedule(s.job, s.everyMs, s.data as never);
     log.info({ jobs: Object.keys(r.catalog) }, 'workers started');
   }
+  return started;
 }

@@ -1,4 +1,5 @@
 import { ItoError, isTerminal, type RunState } from '@ito/contracts';
+import type { Pipeline } from '../pipeline/pipeline.js';
 import type { RunEvent, RunEventMap } from './run-events.js';
 import type { RunAggregate } from './run-state.js';
 
@@ -7,7 +8,7 @@ import type { RunAggregate } from './run-state.js';
  * `decideRun` answers the events to append, or throws an ItoError with the stable code of the refusal.
  */
 export type RunCommand =
-  | { type: 'ReserveRun'; data: RunEventMap['RunReserved'] }
+  | { type: 'ReserveRun'; data: RunEventMap['RunReserved']; pipeline: Pipeline }
   | { type: 'RequestCancel'; data: { run_id: string; confirmation_ref: string; workload_started: boolean } }
   | { type: 'StartCleanup'; data: { run_id: string; confirmation_ref: string; release_booking: boolean } }
   | { type: 'ApproveRestart'; data: { run_id: string; confirmation_ref: string } };
@@ -19,10 +20,12 @@ export function decideRun(command: RunCommand, state: RunAggregate): RunEvent[] 
   switch (command.type) {
     case 'ReserveRun':
       if (state.status !== 'none') throw new ItoError('invalid_state', `run ${command.data.run_id} already exists`);
-      // Reserve and confirm land together: the confirmation was consumed in the same transaction.
+      // Reserve and confirm land together: the confirmation was consumed in the same transaction. The pipeline
+      // the orchestrator will drive is fixed now, from the manifest the approver saw.
       return [
         { type: 'RunReserved', data: command.data },
         { type: 'RunConfirmed', data: { run_id: command.data.run_id, confirmation_ref: command.data.confirmation_ref } },
+        { type: 'PipelinePlanned', data: { run_id: command.data.run_id, pipeline: command.pipeline } },
       ];
 
     case 'RequestCancel': {

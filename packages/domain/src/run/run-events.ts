@@ -1,8 +1,38 @@
-import type { CurriculumStage } from '@ito/contracts';
+import type { CurriculumStage, Directive, FailureKind, StageName, TaskRole, TaskSpec } from '@ito/contracts';
+import type { Pipeline } from '../pipeline/pipeline.js';
+
+/** A checkpoint as a stage's spec names it: enough to restore from. */
+export interface CheckpointRef {
+  checkpoint_id: string;
+  uri: string;
+  step: number;
+}
+
+/** One node's share of a stage attempt. */
+export interface TaskRef {
+  task_id: string;
+  node_id: string;
+  rank: number;
+  role: TaskRole;
+}
+
+/** The layout the planning stage chose on the booking's live topology; task specs are built from it. */
+export interface LivePlan {
+  precision: 'bf16' | 'fp8';
+  parameters: number;
+  family: string;
+  nodes: number;
+  gpus_per_node: number;
+  /** One layout per sequence length the curriculum trains at. */
+  layouts: Array<{ sequence_length: number; tp: number; pp: number; dp: number; cp: number; micro_batch: number; global_batch_sequences: number; tokens_per_s: number }>;
+  checkpoint_bytes: number;
+  estimated_cost_usd: number;
+}
 
 /**
  * The events of a run stream (`run-<id>`), past tense. Payloads carry ids and facts, never secrets; the
- * manifest travels by digest (its bytes live in the runs projection, bound to that digest).
+ * manifest travels by digest (its bytes are stored once, bound to that digest). Fields marked optional were
+ * added after the first events of their type were written: folds treat a missing one as its default.
  */
 export interface RunEventMap {
   RunReserved: {
@@ -17,24 +47,82 @@ export interface RunEventMap {
     plan: Record<string, unknown>;
   };
   RunConfirmed: { run_id: string; confirmation_ref: string };
-  StageStarted: { run_id: string; stage: string };
-  StageCompleted: { run_id: string; stage: string };
-  CheckpointSaved: { run_id: string; checkpoint_id: string; step: number; uri: string; bytes: number; save_seconds: number };
-  EvalGatePassed: { run_id: string; stage: CurriculumStage; metrics: Record<string, number> };
+  /** The stages this run will go through, with everything the orchestrator needs to drive them. */
+  PipelinePlanned: { run_id: string; pipeline: Pipeline };
+  StageStarted: {
+    run_id: string;
+    stage: string;
+    attempt?: number;
+    /** Node stages: one task per node, and the spec every task shares (rank and role come from its TaskRef). */
+    tasks?: TaskRef[];
+    spec?: Omit<TaskSpec, 'rank' | 'role'>;
+  };
+  /** Data prep: one per data ref, what was checked and how. */
+  DataRefChecked: { run_id: string; index: number; ref: string; verified: boolean; method: string; sha256?: string; bytes?: number; note?: string };
+  /** Planning: the layout re-planned on the booking's live topology. */
+  PlanComputed: { run_id: string; plan: LivePlan };
+  StageCompleted: { run_id: string; stage: string; attempt?: number; metrics?: Record<string, number> };
+  /** A stage attempt that could not finish (a task failed); the orchestrator retries it or fails the run. */
+  StageFailed: { run_id: string; stage: string; attempt: number; reason: string; task_id?: string; failure?: FailureKind };
+  ProgressRecorded: {
+    run_id: string;
+    stage: string;
+    step: number;
+    tokens: number;
+    loss?: number;
+    message?: string;
+    attempt?: number;
+    task_id?: string;
+    seq?: number;
+    throughput_tokens_per_s?: number;
+    elapsed_s?: number;
+  };
+  CheckpointSaved: {
+    run_id: string;
+    checkpoint_id: string;
+    step: number;
+    uri: string;
+    bytes: number;
+    save_seconds: number;
+    stage?: string;
+    attempt?: number;
+    task_id?: string;
+    seq?: number;
+    async?: boolean;
+    final?: boolean;
+    simulated?: boolean;
+  };
+  /** A checkpoint file removed from storage (keep_last, or cleanup). Recorded after the removal. */
+  CheckpointDeleted: { run_id: string; checkpoint_id: string; uri: string; reason: 'keep_last' | 'cleanup'; existed: boolean };
+  TaskCompleted: { run_id: string; task_id: string; stage: string; attempt: number; node_id: string; seq: number; step?: number; elapsed_s: number; metrics?: Record<string, number> };
+  TaskFailed: { run_id: string; task_id: string; stage: string; attempt: number; node_id: string; seq: number; failure: FailureKind; reason: string; step?: number; elapsed_s?: number };
+  /** The agent confirms it stopped a task the control plane withdrew or asked to stop. */
+  TaskStopped: { run_id: string; task_id: string; stage: string; attempt: number; node_id: string; seq?: number; reason: string; step?: number; elapsed_s?: number };
+  /** Tasks taken back from their nodes: their later reports are refused (fenced by attempt). */
+  TasksWithdrawn: { run_id: string; stage: string; attempt: number; task_ids: string[]; reason: string };
+  EvalGatePassed: { run_id: string; stage: CurriculumStage; metrics: Record<string, number>; failed?: string[] };
   EvalGateFailed: { run_id: string; stage: CurriculumStage; metrics: Record<string, number>; failed: string[] };
   NodeLost: { run_id: string; node_id: string; last_heartbeat_at: string };
-  RunResumed: { run_id: string; from_checkpoint_id: string | null };
-  LossSpikeDetected: { run_id: string; step: number; loss: number };
-  RestartProposed: { run_id: string; from_checkpoint_id: string | null; reason: string };
+  RunResumed: { run_id: string; from_checkpoint_id: string | null; stage?: string; attempt?: number; from_step?: number; recompute_steps?: number };
+  LossSpikeDetected: { run_id: string; step: number; loss: number; stage?: string; attempt?: number; moving_average?: number; factor?: number; consecutive?: number };
+  RestartProposed: {
+    run_id: string;
+    from_checkpoint_id: string | null;
+    reason: string;
+    stage?: string;
+    from_step?: number;
+    skip_steps?: { from: number; to: number } | null;
+  };
   RestartApproved: { run_id: string; confirmation_ref: string };
+  /** The control plane asked the run's tasks to stop (with a final checkpoint): the budget ran out. */
+  StopRequested: { run_id: string; reason: 'budget_exhausted'; spent_usd: number; ceiling_usd: number };
   CancelRequested: { run_id: string; confirmation_ref: string };
   RunCancelled: { run_id: string; reason: string };
   CleanupStarted: { run_id: string; confirmation_ref: string; to_remove: string[]; release_booking: boolean };
-  CleanupCompleted: { run_id: string; removed: string[]; booking_released: boolean };
+  CleanupCompleted: { run_id: string; removed: string[]; booking_released: boolean; missing?: string[] };
   RunSucceeded: { run_id: string };
-  RunFailed: { run_id: string; reason: string };
-  BudgetExhausted: { run_id: string; spent_usd: number; ceiling_usd: number };
-  ProgressRecorded: { run_id: string; stage: string; step: number; tokens: number; loss?: number; message?: string };
+  RunFailed: { run_id: string; reason: string; code?: string };
+  BudgetExhausted: { run_id: string; spent_usd: number; ceiling_usd: number; final_checkpoint_id?: string | null };
 }
 
 export type RunEventType = keyof RunEventMap;
@@ -43,9 +131,19 @@ export type RunEvent = { [K in RunEventType]: { type: K; data: RunEventMap[K] } 
 export const RUN_EVENT_TYPES = [
   'RunReserved',
   'RunConfirmed',
+  'PipelinePlanned',
   'StageStarted',
+  'DataRefChecked',
+  'PlanComputed',
   'StageCompleted',
+  'StageFailed',
+  'ProgressRecorded',
   'CheckpointSaved',
+  'CheckpointDeleted',
+  'TaskCompleted',
+  'TaskFailed',
+  'TaskStopped',
+  'TasksWithdrawn',
   'EvalGatePassed',
   'EvalGateFailed',
   'NodeLost',
@@ -53,6 +151,7 @@ export const RUN_EVENT_TYPES = [
   'LossSpikeDetected',
   'RestartProposed',
   'RestartApproved',
+  'StopRequested',
   'CancelRequested',
   'RunCancelled',
   'CleanupStarted',
@@ -60,9 +159,11 @@ export const RUN_EVENT_TYPES = [
   'RunSucceeded',
   'RunFailed',
   'BudgetExhausted',
-  'ProgressRecorded',
 ] as const satisfies readonly RunEventType[];
 
 export function runStreamId(runId: string): string {
   return `run-${runId}`;
 }
+
+/** What a report's answer tells the agent to do next. */
+export type { Directive, StageName };

@@ -1,5 +1,35 @@
-import { isTerminal, type RunState } from '@ito/contracts';
-import type { RunEvent } from './run-events.js';
+import { isTerminal, type RunState, type TaskStatus } from '@ito/contracts';
+import { EMPTY_LOSS_TRACKER, observeLoss, type LossTracker } from '../pipeline/loss-spike.js';
+import type { Pipeline } from '../pipeline/pipeline.js';
+import type { CheckpointRef, LivePlan, RunEvent, TaskRef } from './run-events.js';
+
+export type TaskState = TaskRef & { status: TaskStatus | 'stopped'; last_seq: number };
+
+/** One attempt at one stage: its tasks, and how far its leader (rank 0) got on the executor's clock. */
+export interface StageAttempt {
+  stage: string;
+  attempt: number;
+  /**
+   * running: its tasks work; completed; failed: a task failed, a retry decides; withdrawn: the control plane
+   * took its tasks back (loss spike, cancel, budget).
+   */
+  status: 'running' | 'completed' | 'failed' | 'withdrawn';
+  tasks: TaskState[];
+  leader_elapsed_s: number;
+  resume_from: CheckpointRef | null;
+}
+
+export interface RunCheckpoint {
+  checkpoint_id: string;
+  step: number;
+  uri: string;
+  bytes: number;
+  save_seconds?: number;
+  stage?: string;
+  attempt?: number;
+  final?: boolean;
+  simulated?: boolean;
+}
 
 /** The run aggregate's state, folded from its stream. `status` is the public state enum. */
 export interface RunAggregate {
@@ -9,13 +39,29 @@ export interface RunAggregate {
   manifestDigest: string | null;
   idempotencyKey: string | null;
   stage: string | null;
-  checkpoints: Array<{ checkpoint_id: string; step: number; uri: string; bytes: number }>;
-  /** The latest progress an agent reported, for status displays. */
+  /** Checkpoints still in storage (a deletion removes its entry). */
+  checkpoints: RunCheckpoint[];
+  /** The latest progress the leader reported, for status displays. */
   progress: { stage: string; step: number; tokens: number; loss: number | null } | null;
   /** The state to return to once a recovery or operator wait ends. */
   resumeTo: RunState | null;
   terminal: RunState | null;
   version: number;
+  pipeline: Pipeline | null;
+  plan: LivePlan | null;
+  current: StageAttempt | null;
+  /** Attempts made per stage. */
+  attempts: Record<string, number>;
+  completedStages: string[];
+  /** Cost of node time so far: finished attempts plus the running one, at the booking's rate. */
+  spentUsd: number;
+  accruedUsd: number;
+  loss: LossTracker;
+  stopRequested: { reason: 'budget_exhausted'; spent_usd: number; ceiling_usd: number } | null;
+  /** A proposed (and, once approved, pending) restart after a loss spike. */
+  restart: { from: CheckpointRef | null; skip_steps: { from: number; to: number } | null; stage: string; approved: boolean } | null;
+  cleanup: { to_remove: string[]; done: boolean; release_booking: boolean } | null;
+  failure: { reason: string; code?: string } | null;
 }
 
 export function initialRunState(): RunAggregate {
@@ -31,26 +77,71 @@ export function initialRunState(): RunAggregate {
     resumeTo: null,
     terminal: null,
     version: 0,
+    pipeline: null,
+    plan: null,
+    current: null,
+    attempts: {},
+    completedStages: [],
+    spentUsd: 0,
+    accruedUsd: 0,
+    loss: EMPTY_LOSS_TRACKER,
+    stopRequested: null,
+    restart: null,
+    cleanup: null,
+    failure: null,
   };
 }
 
-/** The stage name a StageStarted moves the run to; unknown stages keep the run in training. */
-function stateForStage(stage: string): RunState {
-  switch (stage) {
-    case 'data_prep':
-      return 'preparing_data';
-    case 'planning':
-      return 'planning';
-    case 'evaluation':
-      return 'evaluating';
-    case 'sft':
-    case 'dpo':
-    case 'rlvr':
-    case 'post_training':
-      return 'post_training';
-    default:
-      return 'training';
+/** The public state a stage puts the run in. */
+export function stateForStage(stage: string): RunState {
+  if (stage === 'data_prep') return 'preparing_data';
+  if (stage === 'planning') return 'planning';
+  if (stage.startsWith('eval')) return 'evaluating';
+  if (stage === 'sft' || stage === 'dpo' || stage === 'rlvr' || stage === 'post_training') return 'post_training';
+  return 'training';
+}
+
+/** Node-seconds of an attempt: its leader's elapsed time on every node it holds. */
+function attemptCost(state: RunAggregate, attempt: StageAttempt | null | undefined): number {
+  if (!attempt || !state.pipeline) return 0;
+  const { rate_usd_per_gpu_hour, gpus_per_node } = state.pipeline.cost;
+  return (attempt.leader_elapsed_s * attempt.tasks.length * gpus_per_node * rate_usd_per_gpu_hour) / 3600;
+}
+
+function withCurrent(state: RunAggregate, current: StageAttempt): RunAggregate {
+  return { ...state, current, spentUsd: (state.accruedUsd ?? 0) + attemptCost(state, current) };
+}
+
+function updateTask(current: StageAttempt, taskId: string, patch: Partial<TaskState>): StageAttempt {
+  return { ...current, tasks: current.tasks.map((t) => (t.task_id === taskId ? { ...t, ...patch } : t)) };
+}
+
+/** The attempt a task report belongs to, or null when it belongs to an older one. */
+function attemptOf(state: RunAggregate, taskId: string | undefined): StageAttempt | null {
+  const current = state.current;
+  if (!current || !taskId || !current.tasks.some((t) => t.task_id === taskId)) return null;
+  return current;
+}
+
+function bumpSeq(state: RunAggregate, taskId: string | undefined, seq: number | undefined, patch: Partial<TaskState> = {}): RunAggregate {
+  const current = attemptOf(state, taskId);
+  if (!current || !taskId) return state;
+  return withCurrent(state, updateTask(current, taskId, { ...(seq !== undefined ? { last_seq: seq } : {}), ...patch }));
+}
+
+/** Ends the current attempt: its cost moves into the accrued total. */
+function endAttempt(state: RunAggregate, status: StageAttempt['status']): RunAggregate {
+  const current = state.current;
+  if (!current) return state;
+  return { ...state, current: { ...current, status }, accruedUsd: state.spentUsd ?? 0 };
+}
+
+function keepStatus(state: RunAggregate, status: RunState): RunState | 'none' {
+  // Once terminal (or being cancelled or cleaned up), late task reports never change the public state.
+  if (state.status === 'none' || isTerminal(state.status as RunState) || state.status === 'cancelling' || state.status === 'cleaning_up' || state.status === 'cleaned') {
+    return state.status;
   }
+  return status;
 }
 
 export function evolveRun(state: RunAggregate, event: RunEvent): RunAggregate {
@@ -67,48 +158,149 @@ export function evolveRun(state: RunAggregate, event: RunEvent): RunAggregate {
       };
     case 'RunConfirmed':
       return { ...next, status: 'confirmed' };
-    case 'StageStarted':
-      return { ...next, status: stateForStage(event.data.stage), stage: event.data.stage };
-    case 'ProgressRecorded':
-      return {
+    case 'PipelinePlanned':
+      return { ...next, pipeline: event.data.pipeline };
+    case 'PlanComputed':
+      return { ...next, plan: event.data.plan };
+    case 'DataRefChecked':
+    case 'EvalGatePassed':
+    case 'LossSpikeDetected':
+      return next;
+    case 'StageStarted': {
+      const attempt = event.data.attempt ?? 1;
+      const current: StageAttempt = {
+        stage: event.data.stage,
+        attempt,
+        status: 'running',
+        tasks: (event.data.tasks ?? []).map((t) => ({ ...t, status: 'assigned' as const, last_seq: 0 })),
+        leader_elapsed_s: 0,
+        resume_from: event.data.spec?.resume_from ?? null,
+      };
+      const started: RunAggregate = {
+        ...next,
+        status: keepStatus(state, stateForStage(event.data.stage)),
+        stage: event.data.stage,
+        resumeTo: null,
+        attempts: { ...(state.attempts ?? {}), [event.data.stage]: attempt },
+        loss: EMPTY_LOSS_TRACKER,
+        restart: null,
+        accruedUsd: state.spentUsd ?? 0,
+      };
+      return withCurrent(started, current);
+    }
+    case 'StageCompleted': {
+      const ended = endAttempt(next, 'completed');
+      return { ...ended, completedStages: [...(state.completedStages ?? []), event.data.stage] };
+    }
+    case 'StageFailed': {
+      const ended = endAttempt(next, 'failed');
+      const status = keepStatus(state, 'recovering');
+      return { ...ended, status, resumeTo: status === 'recovering' ? stateForStage(event.data.stage) : state.resumeTo };
+    }
+    case 'ProgressRecorded': {
+      const progressed: RunAggregate = {
         ...next,
         progress: { stage: event.data.stage, step: event.data.step, tokens: event.data.tokens, loss: event.data.loss ?? null },
       };
-    case 'StageCompleted':
-    case 'EvalGatePassed':
-      return next;
-    case 'CheckpointSaved':
-      return {
+      const current = attemptOf(state, event.data.task_id);
+      if (!current || !event.data.task_id) return progressed;
+      const loss =
+        event.data.loss !== undefined && state.pipeline
+          ? observeLoss(state.pipeline.rules.loss_spike, state.loss ?? EMPTY_LOSS_TRACKER, event.data.step, event.data.loss).tracker
+          : state.loss;
+      const updated = updateTask(current, event.data.task_id, { last_seq: event.data.seq ?? 0, status: 'running' });
+      return withCurrent({ ...progressed, loss }, { ...updated, leader_elapsed_s: Math.max(current.leader_elapsed_s, event.data.elapsed_s ?? 0) });
+    }
+    case 'CheckpointSaved': {
+      const d = event.data;
+      const saved: RunAggregate = {
         ...next,
         checkpoints: [
           ...state.checkpoints,
-          { checkpoint_id: event.data.checkpoint_id, step: event.data.step, uri: event.data.uri, bytes: event.data.bytes },
+          {
+            checkpoint_id: d.checkpoint_id,
+            step: d.step,
+            uri: d.uri,
+            bytes: d.bytes,
+            save_seconds: d.save_seconds,
+            ...(d.stage !== undefined ? { stage: d.stage } : {}),
+            ...(d.attempt !== undefined ? { attempt: d.attempt } : {}),
+            ...(d.final ? { final: true } : {}),
+            ...(d.simulated ? { simulated: true } : {}),
+          },
         ],
       };
+      return bumpSeq(saved, d.task_id, d.seq);
+    }
+    case 'CheckpointDeleted':
+      return { ...next, checkpoints: state.checkpoints.filter((c) => c.checkpoint_id !== event.data.checkpoint_id) };
+    case 'TaskCompleted': {
+      const current = attemptOf(state, event.data.task_id);
+      if (!current) return next;
+      const updated = updateTask(current, event.data.task_id, { last_seq: event.data.seq, status: 'completed' });
+      return withCurrent(next, { ...updated, leader_elapsed_s: Math.max(current.leader_elapsed_s, event.data.elapsed_s) });
+    }
+    case 'TaskFailed':
+      return bumpSeq(next, event.data.task_id, event.data.seq, { status: 'failed' });
+    case 'TaskStopped':
+      return bumpSeq(next, event.data.task_id, event.data.seq, { status: 'stopped' });
+    case 'TasksWithdrawn': {
+      const current = state.current;
+      if (!current || current.stage !== event.data.stage || current.attempt !== event.data.attempt) return next;
+      const tasks = current.tasks.map((t) => (event.data.task_ids.includes(t.task_id) && t.status !== 'completed' && t.status !== 'stopped' ? { ...t, status: 'withdrawn' as const } : t));
+      const withdrawn = withCurrent(next, { ...current, tasks });
+      return current.status === 'running' ? endAttempt(withdrawn, 'withdrawn') : withdrawn;
+    }
     case 'EvalGateFailed':
       return { ...next, status: 'gate_failed', terminal: 'gate_failed' };
-    case 'NodeLost':
-      return { ...next, status: 'recovering', resumeTo: state.status === 'recovering' ? state.resumeTo : (state.status as RunState) };
+    case 'NodeLost': {
+      const status = keepStatus(state, 'recovering');
+      return { ...next, status, resumeTo: state.status === 'recovering' ? state.resumeTo : (state.status as RunState) };
+    }
     case 'RunResumed':
+      return { ...next, status: keepStatus(state, state.resumeTo ?? (state.stage ? stateForStage(state.stage) : 'training')), resumeTo: null };
+    case 'RestartProposed': {
+      const status = keepStatus(state, 'awaiting_operator');
+      return {
+        ...next,
+        status,
+        resumeTo: state.status === 'awaiting_operator' ? state.resumeTo : (state.status as RunState),
+        restart: {
+          from: refOf(state.checkpoints.find((c) => c.checkpoint_id === event.data.from_checkpoint_id)),
+          skip_steps: event.data.skip_steps ?? null,
+          stage: event.data.stage ?? state.stage ?? '',
+          approved: false,
+        },
+      };
+    }
     case 'RestartApproved':
-      return { ...next, status: state.resumeTo ?? 'training', resumeTo: null };
-    case 'LossSpikeDetected':
-      return next;
-    case 'RestartProposed':
-      return { ...next, status: 'awaiting_operator', resumeTo: state.status === 'awaiting_operator' ? state.resumeTo : (state.status as RunState) };
+      return {
+        ...next,
+        status: keepStatus(state, state.resumeTo ?? 'training'),
+        resumeTo: null,
+        restart: state.restart ? { ...state.restart, approved: true } : null,
+      };
+    case 'StopRequested':
+      return { ...next, stopRequested: { reason: event.data.reason, spent_usd: event.data.spent_usd, ceiling_usd: event.data.ceiling_usd } };
     case 'CancelRequested':
       return { ...next, status: 'cancelling' };
     case 'RunCancelled':
       return { ...next, status: 'cancelled', terminal: 'cancelled' };
     case 'CleanupStarted':
-      return { ...next, status: 'cleaning_up', terminal: state.terminal ?? (isTerminalStatus(state.status) ? state.status : null) };
+      return {
+        ...next,
+        status: 'cleaning_up',
+        terminal: state.terminal ?? (isTerminalStatus(state.status) ? state.status : null),
+        cleanup: { to_remove: event.data.to_remove, done: false, release_booking: event.data.release_booking },
+      };
     case 'CleanupCompleted':
-      return { ...next, status: 'cleaned' };
+      return { ...next, status: 'cleaned', cleanup: { to_remove: state.cleanup?.to_remove ?? [], done: true, release_booking: event.data.booking_released } };
     case 'RunSucceeded':
       return { ...next, status: 'succeeded', terminal: 'succeeded' };
     case 'RunFailed':
+      return { ...next, status: 'failed', terminal: 'failed', failure: { reason: event.data.reason, ...(event.data.code ? { code: event.data.code } : {}) } };
     case 'BudgetExhausted':
-      return { ...next, status: 'failed', terminal: 'failed' };
+      return { ...next, status: 'failed', terminal: 'failed', failure: state.failure ?? { reason: 'budget exhausted', code: 'budget_exceeded' } };
     default: {
       const never: never = event;
       return never;
@@ -116,8 +308,17 @@ export function evolveRun(state: RunAggregate, event: RunEvent): RunAggregate {
   }
 }
 
+function refOf(c: RunCheckpoint | undefined): CheckpointRef | null {
+  return c ? { checkpoint_id: c.checkpoint_id, uri: c.uri, step: c.step } : null;
+}
+
 function isTerminalStatus(status: RunAggregate['status']): status is RunState {
   return status !== 'none' && isTerminal(status);
+}
+
+/** An aggregate read back from storage, with the fields added since it was written filled in. */
+export function normalizeRunAggregate(stored: Partial<RunAggregate>): RunAggregate {
+  return { ...initialRunState(), ...stored };
 }
 
 export function foldRun(events: readonly RunEvent[]): RunAggregate {

@@ -1,0 +1,32 @@
+import type { Assignment, ExecutorKind, FailureKind } from '@ito/contracts';
+
+/** What a running task tells the agent. The agent turns these into sequenced, fenced reports to the API. */
+export interface TaskEvents {
+  /** Training progress; the agent may coalesce these (the latest wins) between reports. */
+  progress(p: { step: number; tokens: number; loss?: number; throughput_tokens_per_s?: number; elapsed_s: number; message?: string }): void;
+  /** A checkpoint that is fully written and can be restored from. Never coalesced. */
+  checkpoint(c: { step: number; uri: string; bytes: number; save_seconds: number; async: boolean; final?: boolean; simulated?: boolean; elapsed_s?: number }): void;
+  /** A line for the agent's own log (never sent to the ledger). */
+  log(message: string): void;
+}
+
+export type TaskOutcome =
+  | { kind: 'completed'; step: number; elapsed_s: number; metrics?: Record<string, number> }
+  | { kind: 'failed'; failure: Exclude<FailureKind, 'stopped'>; reason: string; step: number; elapsed_s: number }
+  | { kind: 'stopped'; reason: string; step: number; elapsed_s: number };
+
+export interface TaskHandle {
+  /** Settles once the task has ended, on its own or after stop(); never rejects. */
+  readonly done: Promise<TaskOutcome>;
+  /**
+   * Asks the task to stop. With `checkpoint: true` it first saves a final checkpoint (reported with
+   * `final: true`), then ends `stopped`. Calling it again, or after the end, does nothing.
+   */
+  stop(opts: { checkpoint: boolean; reason: string }): void;
+}
+
+/** Runs one assignment on this node. An executor may run several tasks at once; each has its own handle. */
+export interface Executor {
+  readonly kind: ExecutorKind;
+  start(assignment: Assignment, events: TaskEvents): TaskHandle;
+}

@@ -1,0 +1,241 @@
+import type { TaskSpec } from '@ito/contracts';
+import type { StorageRegistry } from '@ito/storage';
+import { checkpointUri } from './checkpoint-uri.js';
+import type { TaskEvents, TaskOutcome } from './executor.js';
+import type { FaultKind, FaultPlan } from './faults.js';
+import { checkpointTiming, evalMetrics, evalSeconds, stepSeconds, trainingLoss, type BandwidthModel } from './simulated-model.js';
+
+/** What every task of one simulated executor shares. */
+export interface SimulatedContext {
+  timeScale: number;
+  progressIntervalMs: number;
+  minTickMs: number;
+  faults: FaultPlan;
+  bandwidth: BandwidthModel;
+  storage: StorageRegistry;
+}
+
+type StopRequest = { checkpoint: boolean; reason: string };
+
+interface PendingSave {
+  step: number;
+  done_at: number;
+  save_seconds: number;
+}
+
+/**
+ * One simulated task. Its clock runs at `timeScale` simulated seconds per wall second from the moment it starts;
+ * steps, checkpoint stalls and evaluation each take their modelled simulated time, and the task waits (in wall
+ * time) whenever it is ahead of its clock. Only rank 0 reports progress and checkpoints; every rank spends the same
+ * modelled time, so all ranks of a stage end together.
+ */
+export class SimulatedTask {
+  private readonly wallStart = performance.now();
+  private sim = 0;
+  private step: number;
+  private lossFactor = 1;
+  private slowFactor = 1;
+  private hung = false;
+  private stopRequest: StopRequest | null = null;
+  private wake: (() => void) | null = null;
+  private lastCheckpointAt = 0;
+  private readonly pending: PendingSave[] = [];
+  private lastProgress: { wall: number; sim: number; tokens: number } | null = null;
+
+  constructor(
+    private readonly spec: TaskSpec,
+    private readonly events: TaskEvents,
+    private readonly ctx: SimulatedContext,
+  ) {
+    this.step = spec.start_step;
+  }
+
+  run(): Promise<TaskOutcome> {
+    const body = this.spec.kind === 'eval' ? this.runEval() : this.runTraining();
+    return body.catch((err: unknown) => ({
+      kind: 'failed',
+      failure: 'error',
+      reason: `simulated task failed: ${err instanceof Error ? err.message : 'unknown error'}`.slice(0, 512),
+      step: this.step,
+      elapsed_s: this.sim,
+    }));
+  }
+
+  stop(request: StopRequest): void {
+    if (this.stopRequest) return;
+    this.stopRequest = request;
+    this.wake?.();
+  }
+
+  private async runTraining(): Promise<TaskOutcome> {
+    const total = this.spec.total_steps;
+    const step = stepSeconds(this.spec);
+    const interval = this.spec.checkpoint.interval_minutes * 60;
+    if (this.meetFaults()) return this.crashed();
+    while (this.step < total) {
+      if (this.stopRequest || this.hung) return this.stopped();
+      if (!(await this.advance(step * this.slowFactor))) continue;
+      this.step++;
+      await this.recordFinishedSaves();
+      if (this.meetFaults()) return this.crashed();
+      if (this.hung) continue;
+      this.reportProgress();
+      if (this.step < total && this.sim - this.lastCheckpointAt >= interval) await this.intervalCheckpoint();
+    }
+    for (const save of [...this.pending]) {
+      if (!(await this.advance(save.done_at - this.sim))) return this.stopped();
+      await this.recordFinishedSaves();
+    }
+    // The stage's last checkpoint is the next stage's starting point; a resumed task that had nothing left to train
+    // already has it.
+    if (this.step !== this.spec.resume_from?.step) {
+      const timing = checkpointTiming(this.spec.checkpoint.modelled_bytes, this.spec.world_size, false, this.ctx.bandwidth, this.slowCheckpointFactor());
+      if (!(await this.advance(timing.save_seconds))) return this.stopped();
+      await this.record(this.step, timing.save_seconds, false);
+    }
+    return { kind: 'completed', step: this.step, elapsed_s: this.sim };
+  }
+
+  private async runEval(): Promise<TaskOutcome> {
+    if (this.meetFaults()) return this.crashed();
+    while (this.hung && !this.stopRequest) await this.sleep(60_000);
+    if (this.stopRequest || !(await this.advance(evalSeconds(this.spec) * this.slowFactor))) return this.stopped();
+    return { kind: 'completed', step: this.step, elapsed_s: this.sim, metrics: evalMetrics(this.spec) };
+  }
+
+  /** Applies the faults met at the current step boundary; true when one of them is a crash. */
+  private meetFaults(): boolean {
+    const take = (kind: FaultKind) => {
+      const taken = this.ctx.faults.take(kind, this.spec, this.step);
+      for (const fault of taken) this.events.log(`simulated fault ${fault.kind} at step ${this.step}${fault.factor === null ? '' : ` (factor ${fault.factor})`}`);
+      return taken;
+    };
+    for (const f of take('loss_spike')) this.lossFactor *= f.factor ?? 1;
+    for (const f of take('slow')) this.slowFactor *= f.factor ?? 1;
+    if (take('hang').length > 0) this.hung = true;
+    return take('crash').length > 0;
+  }
+
+  private slowCheckpointFactor(): number {
+    return this.ctx.faults.take('slow_checkpoint', this.spec, this.step).reduce((product, f) => product * (f.factor ?? 1), 1);
+  }
+
+  private crashed(): TaskOutcome {
+    return { kind: 'failed', failure: 'crash', reason: `simulated crash at step ${this.step}`, step: this.step, elapsed_s: this.sim };
+  }
+
+  /** Ends the task after a stop: a hung task cannot save, any other training task saves first if asked to. */
+  private async stopped(): Promise<TaskOutcome> {
+    while (!this.stopRequest) await this.sleep(60_000);
+    const { checkpoint, reason } = this.stopRequest;
+    if (this.hung) this.events.log('stopped while hung: no final checkpoint');
+    else if (checkpoint && this.spec.kind !== 'eval') {
+      const timing = checkpointTiming(this.spec.checkpoint.modelled_bytes, this.spec.world_size, false, this.ctx.bandwidth, this.slowCheckpointFactor());
+      await this.advance(timing.save_seconds, false);
+      await this.record(this.step, timing.save_seconds, false, true);
+    }
+    return { kind: 'stopped', reason, step: this.step, elapsed_s: this.sim };
+  }
+
+  private async intervalCheckpoint(): Promise<void> {
+    const async = this.spec.checkpoint.async;
+    const timing = checkpointTiming(this.spec.checkpoint.modelled_bytes, this.spec.world_size, async, this.ctx.bandwidth, this.slowCheckpointFactor());
+    this.lastCheckpointAt = this.sim;
+    const step = this.step;
+    if (async) {
+      this.pending.push({ step, done_at: this.sim + timing.save_seconds, save_seconds: timing.save_seconds });
+      if (await this.advance(timing.stall_seconds)) await this.recordFinishedSaves();
+    } else if (await this.advance(timing.save_seconds)) {
+      await this.record(step, timing.save_seconds, false);
+    }
+  }
+
+  private async recordFinishedSaves(): Promise<void> {
+    while (this.pending.length > 0 && this.pending[0]!.done_at <= this.sim) {
+      const save = this.pending.shift()!;
+      await this.record(save.step, save.save_seconds, true);
+    }
+  }
+
+  /** A fully written checkpoint: rank 0 writes its record (file:// only) and reports it. */
+  private async record(step: number, saveSeconds: number, async: boolean, final = false): Promise<void> {
+    if (this.spec.rank !== 0) return;
+    const uri = checkpointUri(this.spec, step);
+    const writes = this.ctx.storage.supports(uri);
+    if (writes) {
+      const record = {
+        schema: 'ito.simulated-checkpoint/v1',
+        run_id: this.spec.run_id,
+        stage: this.spec.stage,
+        attempt: this.spec.attempt,
+        step,
+        tokens: step * this.spec.step_tokens,
+        modelled_bytes: this.spec.checkpoint.modelled_bytes,
+        save_seconds: saveSeconds,
+        final,
+      };
+      await this.ctx.storage.driverFor(uri).write(uri, Buffer.from(`${JSON.stringify(record)}\n`));
+    }
+    this.events.checkpoint({
+      step,
+      uri,
+      bytes: this.spec.checkpoint.modelled_bytes,
+      save_seconds: saveSeconds,
+      async,
+      ...(final ? { final: true } : {}),
+      ...(writes ? {} : { simulated: true }),
+      elapsed_s: this.sim,
+    });
+  }
+
+  /** At most one progress report per interval (the first as soon as a step is done), from rank 0 only. */
+  private reportProgress(): void {
+    if (this.spec.rank !== 0) return;
+    const wall = performance.now();
+    if (this.lastProgress && wall - this.lastProgress.wall < this.ctx.progressIntervalMs) return;
+    const tokens = this.step * this.spec.step_tokens;
+    const since = this.lastProgress ?? { sim: 0, tokens: this.spec.start_step * this.spec.step_tokens };
+    const seconds = this.sim - since.sim;
+    this.events.progress({
+      step: this.step,
+      tokens,
+      loss: trainingLoss(this.spec.model.parameters, tokens) * this.lossFactor,
+      throughput_tokens_per_s: seconds > 0 ? (tokens - since.tokens) / seconds : 0,
+      elapsed_s: this.sim,
+    });
+    this.lastProgress = { wall, sim: this.sim, tokens };
+  }
+
+  /**
+   * Spends `seconds` of simulated time, waiting in wall time while the task is ahead of its clock. Resolves false,
+   * with the clock unmoved, when a stop (or, if interruptible, a hang) ends the wait first.
+   */
+  private async advance(seconds: number, interruptible = true): Promise<boolean> {
+    const end = this.sim + Math.max(0, seconds);
+    for (;;) {
+      if (interruptible && (this.stopRequest || this.hung)) return false;
+      const now = this.clock();
+      if (now >= end) {
+        this.sim = end;
+        return true;
+      }
+      const wallMs = ((end - now) / this.ctx.timeScale) * 1000;
+      await this.sleep(Math.max(this.ctx.minTickMs, Math.min(wallMs, 60_000)));
+    }
+  }
+
+  private clock(): number {
+    return ((performance.now() - this.wallStart) / 1000) * this.ctx.timeScale;
+  }
+
+  private sleep(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(done, ms);
+      this.wake = done;
+      function done() {
+        clearTimeout(timer);
+        resolve();
+      }
+    });
+  }
+}

@@ -1,0 +1,27 @@
+import { checkpointBody, completeBody, progressBody } from '@ito/contracts';
+import { z } from 'zod';
+
+/**
+ * The JSON-lines protocol between the process executor and a trainer (docs/trainer-protocol.md). A trainer writes
+ * one object per line on stdout; the agent writes control lines on its stdin. The fields are those of the agent's
+ * reports to the API, without the attempt and sequence number the agent adds.
+ */
+export const TRAINER_PROTOCOL = 'ito.trainer/v1';
+
+/** Longest stdout line read; a longer one is counted and dropped unread. */
+export const MAX_TRAINER_LINE_BYTES = 64 * 1024;
+
+export const progressLine = progressBody.omit({ attempt: true, seq: true }).extend({ type: z.literal('progress') });
+export const checkpointLine = checkpointBody.omit({ attempt: true, seq: true, simulated: true }).extend({ type: z.literal('checkpoint') });
+export const metricsLine = completeBody.pick({ step: true }).extend({ type: z.literal('metrics'), metrics: completeBody.shape.metrics.unwrap() });
+export const logLine = z.strictObject({ type: z.literal('log'), message: z.string().max(2048) });
+
+export const trainerLineSchema = z.discriminatedUnion('type', [progressLine, checkpointLine, metricsLine, logLine]);
+export type TrainerLine = z.infer<typeof trainerLineSchema>;
+export type ProgressLine = z.infer<typeof progressLine>;
+export type CheckpointLine = z.infer<typeof checkpointLine>;
+export type MetricsLine = z.infer<typeof metricsLine>;
+
+/** What the agent sends on a trainer's stdin. */
+export const controlLineSchema = z.strictObject({ type: z.literal('stop'), checkpoint: z.boolean() });
+export type ControlLine = z.infer<typeof controlLineSchema>;

@@ -1,0 +1,62 @@
+import type pg from 'pg';
+import type { Logger } from '@ito/config';
+import { listen } from '@ito/ledger';
+import { ASSIGNMENTS_CHANNEL } from '../projections/tasks-projection.js';
+
+/**
+ * Wakes long-polling agents when their node's tasks change. One LISTEN connection per API process; the tasks
+ * projection NOTIFYs with the node id in the committing transaction. If the connection drops, every waiter is
+ * woken (it reads the tasks table again) and the listener reconnects, so a lost notification costs one extra
+ * read, never a missed task.
+ */
+export interface AssignmentNotifier {
+  /** Resolves when the node's tasks may have changed, when `ms` pass, or when `signal` aborts. */
+  wait(nodeId: string, ms: number, signal?: AbortSignal): Promise<void>;
+  /** True once closing began: long polls answer at once instead of waiting. */
+  readonly closed: boolean;
+  close(): Promise<void>;
+}
+
+export function createAssignmentNotifier(pool: pg.Pool, logger: Logger): AssignmentNotifier {
+  const waiters = new Map<string, Set<() => void>>();
+  let closed = false;
+  const wakeAll = () => {
+    for (const set of waiters.values()) for (const wake of set) wake();
+  };
+  const listener = listen(pool, ASSIGNMENTS_CHANNEL, {
+    onNotify: (nodeId) => {
+      for (const wake of waiters.get(nodeId) ?? []) wake();
+    },
+    // Anything committed while nobody listened is read by the waiters' next query.
+    onListening: wakeAll,
+    onError: (err) => logger.warn({ err: { message: err.message } }, 'assignment listener lost its connection; reconnecting'),
+  });
+
+  return {
+    get closed() {
+      return closed;
+    },
+    async wait(nodeId, ms, signal) {
+      if (signal?.aborted || closed) return;
+      await new Promise<void>((resolve) => {
+        let set = waiters.get(nodeId);
+        if (!set) waiters.set(nodeId, (set = new Set()));
+        const done = () => {
+          clearTimeout(timer);
+          signal?.removeEventListener('abort', done);
+          set!.delete(done);
+          if (set!.size === 0) waiters.delete(nodeId);
+          resolve();
+        };
+        const timer = setTimeout(done, ms);
+        signal?.addEventListener('abort', done, { once: true });
+        set.add(done);
+      });
+    },
+    async close() {
+      closed = true;
+      wakeAll();
+      await listener.close();
+    },
+  };
+}

@@ -1,0 +1,92 @@
+import type { FastifyInstance } from 'fastify';
+import { z } from 'zod';
+import {
+  ASSIGNMENTS_MAX_WAIT_S,
+  agentHeartbeatBody,
+  agentRegisterBody,
+  checkpointBody,
+  completeBody,
+  failBody,
+  progressBody,
+  taskIdSchema,
+} from '@ito/contracts';
+import { assignments, heartbeat, registerAgent } from '../agent/agent-service.js';
+import { reportTask, type ReportInput } from '../agent/task-report-service.js';
+import type { Principal } from '../auth/principal.js';
+import { defineRoute, type RegisteredRoute } from '../http/route.js';
+import type { Resources } from '../resources.js';
+
+const taskParams = z.strictObject({ id: taskIdSchema });
+const knownList = z
+  .string()
+  .max(16 * 40)
+  .transform((v) => (v === '' ? [] : v.split(',')))
+  .pipe(z.array(taskIdSchema).max(16));
+const assignmentsQuery = z.strictObject({
+  wait_s: z.coerce.number().int().min(0).max(ASSIGNMENTS_MAX_WAIT_S).default(0),
+  known: knownList.optional(),
+});
+
+type NodePrincipal = Extract<Principal, { kind: 'node' }>;
+const nodeOf = (p: Principal | null) => p as NodePrincipal;
+
+/** The node agent's routes: a node credential can call these and nothing else, and only for its own node. */
+export function registerAgentRoutes(app: FastifyInstance, res: Resources, registry: RegisteredRoute[]): void {
+  defineRoute(app, res, registry, {
+    method: 'POST',
+    url: '/agent/register',
+    summary: 'The agent of one booked node says who it is (version, executor, GPUs); the answer sets its heartbeat.',
+    access: { node: true },
+    body: agentRegisterBody,
+    handler: async ({ principal, body }) => ({ data: await registerAgent(res, nodeOf(principal), body) }),
+  });
+
+  defineRoute(app, res, registry, {
+    method: 'POST',
+    url: '/agent/heartbeat',
+    summary: 'Liveness and GPU health (no event); answers which of its tasks to stop and what each should do.',
+    access: { node: true },
+    body: agentHeartbeatBody,
+    handler: async ({ principal, body }) => ({ data: await heartbeat(res, nodeOf(principal), body) }),
+  });
+
+  defineRoute(app, res, registry, {
+    method: 'GET',
+    url: '/agent/assignments',
+    summary: "The node's active tasks; held open up to wait_s seconds while they are exactly the `known` ones.",
+    access: { node: true },
+    query: assignmentsQuery,
+    handler: async ({ principal, query, reply }) => {
+      const gone = new AbortController();
+      const onClose = () => {
+        if (!reply.raw.writableFinished) gone.abort();
+      };
+      reply.raw.once('close', onClose);
+      try {
+        return { data: await assignments(res, nodeOf(principal), query.wait_s, query.known ?? [], gone.signal) };
+      } finally {
+        reply.raw.off('close', onClose);
+      }
+    },
+  });
+
+  const reports = [
+    { kind: 'progress', body: progressBody, summary: 'Training progress (step, tokens, loss, throughput); rank 0 speaks for the stage.' },
+    { kind: 'checkpoint', body: checkpointBody, summary: "A checkpoint fully written under the run's checkpoint storage." },
+    { kind: 'complete', body: completeBody, summary: 'The task finished; evaluation tasks report their scores.' },
+    { kind: 'fail', body: failBody, summary: 'The task failed (crash, GPU fault, error) or stopped as it was told.' },
+  ] as const;
+  for (const r of reports) {
+    defineRoute(app, res, registry, {
+      method: 'POST',
+      url: `/agent/tasks/:id/${r.kind}`,
+      summary: `${r.summary} Fenced by attempt; a repeated sequence number is acknowledged, not recorded twice.`,
+      access: { node: true },
+      params: taskParams,
+      body: r.body as z.ZodType,
+      handler: async ({ principal, params, body }) => ({
+        data: await reportTask(res, nodeOf(principal), params.id, { type: r.kind, body } as ReportInput),
+      }),
+    });
+  }
+}

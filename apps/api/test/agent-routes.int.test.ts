@@ -1,0 +1,79 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { footprint } from '../../../test/support/api.js';
+import { seedTenant, startPipeline, submitRun, type Pipeline } from '../../../test/support/pipeline.js';
+
+/** The agent routes through HTTP, with the test playing the agents: node credentials, fencing, sequence numbers. */
+describe('agent routes', () => {
+  let p: Pipeline;
+  beforeAll(async () => {
+    p = await startPipeline('postgres');
+  });
+  afterAll(async () => p?.close());
+
+  const gpus = [{ index: 0, healthy: true }];
+  async function node(bookingId: string, name: string) {
+    const n = await p.api.admin.registerNode({ bookingId, name });
+    const call = (method: string, path: string, body?: unknown) => p.api.call(method, `/v1/agent${path}`, { key: n.node_credential, ...(body !== undefined ? { body } : {}) });
+    const reg = await call('POST', '/register', { agent_version: 'test', executor: 'simulated', gpus });
+    expect(reg.status).toBe(200);
+    return { ...n, call, credential: n.node_credential };
+  }
+
+  async function assignmentsOf(n: Awaited<ReturnType<typeof node>>, waitS = 10) {
+    return (await n.call('GET', `/assignments?wait_s=${waitS}`)).body.data.assignments as any[];
+  }
+
+  it('hands a stage to the booking`s own nodes, fences reports by attempt and records each sequence number once', async () => {
+    const seed = await seedTenant(p.api);
+    const other = await seedTenant(p.api);
+    const [a, b] = [await node(seed.bookingId, 'gpu-01'), await node(seed.bookingId, 'gpu-02')];
+    const stranger = await node(other.bookingId, 'gpu-01');
+
+    const waiting = assignmentsOf(a, 20);
+    const started = Date.now();
+    const runId = await submitRun(p.api, seed);
+    const [task] = await waiting;
+    // Woken by the tasks projection's notification, not by the end of the 20 s wait.
+    expect(Date.now() - started).toBeLessThan(15_000);
+    expect(task).toMatchObject({ run_id: runId, stage: 'pretrain', attempt: 1, status: 'assigned', next_seq: 1, directive: 'continue' });
+    expect(task.spec).toMatchObject({ rank: 0, world_size: 2, kind: 'train', start_step: 0, resume_from: null });
+    expect(JSON.stringify(task.spec)).not.toMatch(/ito_(sk|nc)_/);
+    expect((await assignmentsOf(b, 0)).map((t) => t.spec.rank)).toEqual([1]);
+    // A node of another booking is given nothing and cannot see or report on this run's task.
+    expect(await assignmentsOf(stranger, 0)).toEqual([]);
+
+    const before = await footprint(p.api);
+    const progress = (seq: number, o: Record<string, unknown> = {}) => ({ attempt: 1, seq, step: 10, tokens: 100, loss: 3.2, elapsed_s: 1, ...o });
+    const stolen = await stranger.call('POST', `/tasks/${task.task_id}/progress`, progress(1));
+    expect([stolen.status, stolen.body.error.code]).toEqual([404, 'not_found']);
+    // Nor can a node of the same booking report on its neighbour's task.
+    const neighbour = await b.call('POST', `/tasks/${task.task_id}/progress`, progress(1));
+    expect([neighbour.status, neighbour.body.error.code]).toEqual([404, 'not_found']);
+    const stale = await a.call('POST', `/tasks/${task.task_id}/progress`, progress(1, { attempt: 2 }));
+    expect([stale.status, stale.body.error.code, stale.body.error.details]).toEqual([409, 'invalid_state', { directive: 'stop' }]);
+    const outside = await a.call('POST', `/tasks/${task.task_id}/checkpoint`, { attempt: 1, seq: 1, step: 10, uri: 'file:///etc/passwd', bytes: 1, save_seconds: 1, async: true });
+    expect([outside.status, outside.body.error.code]).toEqual([400, 'validation_failed']);
+    const unknownKey = await a.call('POST', `/tasks/${task.task_id}/progress`, { ...progress(1), extra: 1 });
+    expect([unknownKey.status, unknownKey.body.error.code]).toEqual([400, 'validation_failed']);
+    expect(await footprint(p.api)).toEqual(before);
+
+    const first = await a.call('POST', `/tasks/${task.task_id}/progress`, progress(1));
+    expect(first.body.data).toEqual({ task_id: task.task_id, duplicate: false, directive: 'continue' });
+    const again = await a.call('POST', `/tasks/${task.task_id}/progress`, progress(1));
+    expect(again.body.data).toEqual({ task_id: task.task_id, duplicate: true, directive: 'continue' });
+    const recorded = await p.api.pool.query(`select count(*)::int as n from events where type = 'ProgressRecorded' and data->>'task_id' = $1`, [task.task_id]);
+    expect(recorded.rows[0].n).toBe(1);
+
+    // A node credential is the agent's and nothing else's.
+    expect((await p.api.call('GET', '/v1/runs', { key: a.credential })).body.error.code).toBe('forbidden');
+    expect((await p.api.call('GET', `/v1/runs/${runId}`, { key: a.credential })).body.error.code).toBe('forbidden');
+    // An API key cannot pose as an agent.
+    expect((await p.api.call('GET', '/v1/agent/assignments', { key: seed.requester })).body.error.code).toBe('forbidden');
+
+    // The heartbeat tells an agent to stop a task that is not (or no longer) its.
+    const hb = await stranger.call('POST', '/heartbeat', { tasks: [{ task_id: task.task_id, attempt: 1 }], gpus });
+    expect(hb.body.data.stop).toEqual([{ task_id: task.task_id, reason: 'no such task on this node' }]);
+    const mine = await a.call('POST', '/heartbeat', { tasks: [{ task_id: task.task_id, attempt: 1 }], gpus });
+    expect(mine.body.data).toMatchObject({ stop: [], directives: [] });
+  });
+});

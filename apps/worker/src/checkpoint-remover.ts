@@ -1,0 +1,18 @@
+import { ItoError } from '@ito/contracts';
+import type { StorageRegistry } from '@ito/storage';
+import type { CheckpointRemover } from './resources.js';
+
+/**
+ * Removes checkpoints through the storage drivers. A checkpoint the simulated executor recorded without writing
+ * bytes has nothing to remove. A real checkpoint on a scheme this worker has no driver for is refused with its
+ * reason (the job retries; the operator configures the driver), never reported as removed.
+ */
+export function storageCheckpointRemover(storage: StorageRegistry): CheckpointRemover {
+  return {
+    async remove(checkpoint) {
+      if (storage.supports(checkpoint.uri)) return { existed: await storage.driverFor(checkpoint.uri).remove(checkpoint.uri) };
+      if (checkpoint.simulated) return { existed: false };
+      throw new ItoError('checkpoint_storage_invalid', `no storage driver for ${checkpoint.uri.split(':')[0]}:// in this worker; the checkpoint was not removed`);
+    },
+  };
+}

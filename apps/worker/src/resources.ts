@@ -1,0 +1,20 @@
+import type pg from 'pg';
+import type { Logger } from '@ito/config';
+import type { Ledger } from '@ito/ledger';
+
+/** Removes what a checkpoint URI names; `existed` says whether there was anything there. */
+export interface CheckpointRemover {
+  remove(checkpoint: { uri: string; simulated?: boolean | undefined }): Promise<{ existed: boolean }>;
+}
+
+/** What the pipeline's job handlers share: the database, the ledger with the API's inline projections, the clock. */
+export interface PipelineResources {
+  pool: pg.Pool;
+  /** Must keep the API's inline projections (runs, tasks, bookings): see `createApiLedger`. */
+  ledger: Ledger;
+  logger: Logger;
+  now: () => Date;
+  /** A node counts as alive for new tasks when it was heard from within this window. */
+  nodeAliveWithinMs: number;
+  checkpoints: CheckpointRemover;
+}

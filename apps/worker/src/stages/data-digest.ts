@@ -1,0 +1,65 @@
+import { createHash } from 'node:crypto';
+import { createReadStream } from 'node:fs';
+import { lstat, readdir } from 'node:fs/promises';
+import { join, posix } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+/** The most files a directory data ref may hold: a bound on the work one manifest can ask of a worker. */
+export const MAX_FILES_PER_REF = 100_000;
+
+export interface RefDigest {
+  sha256: string;
+  bytes: number;
+  files: number;
+}
+
+/**
+ * The digest a `file://` data ref is declared by. A file: sha256 of its bytes. A directory (a ref ending in
+ * `/`): sha256 over one line `<relative path>\0<sha256 of the file>\n` per regular file, sorted by path, so the
+ * digest names the whole tree and nothing else. Symlinks and special files are refused: a data set is bytes
+ * the owner put there, not a pointer elsewhere.
+ */
+export async function digestFileRef(uri: string): Promise<RefDigest> {
+  const path = fileURLToPath(uri);
+  if (uri.includes('\u0000') || path.split('/').includes('..')) throw new Error('the path is not normalised');
+  const info = await lstat(path);
+  if (info.isSymbolicLink()) throw new Error('the path is a symlink');
+  if (info.isFile()) {
+    const sha256 = await hashFile(path);
+    return { sha256, bytes: info.size, files: 1 };
+  }
+  if (!info.isDirectory()) throw new Error('the path is neither a file nor a directory');
+  const entries = await listTree(path);
+  const outer = createHash('sha256');
+  let bytes = 0;
+  for (const rel of entries) {
+    const full = join(path, rel);
+    const stat = await lstat(full);
+    bytes += stat.size;
+    outer.update(`${rel}\u0000${await hashFile(full)}\n`);
+  }
+  return { sha256: outer.digest('hex'), bytes, files: entries.length };
+}
+
+async function hashFile(path: string): Promise<string> {
+  const hash = createHash('sha256');
+  for await (const chunk of createReadStream(path)) hash.update(chunk as Buffer);
+  return hash.digest('hex');
+}
+
+async function listTree(root: string): Promise<string[]> {
+  const out: string[] = [];
+  const pending = [''];
+  while (pending.length > 0) {
+    const rel = pending.pop()!;
+    for (const entry of await readdir(join(root, rel), { withFileTypes: true })) {
+      const child = rel === '' ? entry.name : posix.join(rel, entry.name);
+      if (entry.isSymbolicLink()) throw new Error(`${child} is a symlink`);
+      if (entry.isDirectory()) pending.push(child);
+      else if (entry.isFile()) out.push(child);
+      else throw new Error(`${child} is not a regular file`);
+      if (out.length > MAX_FILES_PER_REF) throw new Error(`more than ${MAX_FILES_PER_REF} files`);
+    }
+  }
+  return out.sort();
+}

@@ -1,0 +1,103 @@
+import { stageKind, type StageName } from '@ito/contracts';
+import {
+  assignTasks,
+  buildStageSpec,
+  completeWorkerStageEvents,
+  failRunEvents,
+  nodesFor,
+  planComputedEvent,
+  requireRunningWorkerStage,
+  startStageEvents,
+  stillNeeded,
+  type RunAggregate,
+} from '@ito/domain';
+import { appendRunEvents, checkManifestOnce, freeLiveNodes, getManifestBody, getRun, type RunRow } from '@ito/api/write';
+import type { PipelineResources } from '../resources.js';
+import { checkDataRefs } from './data-prep.js';
+import { replan } from './planning.js';
+import { changeRunIfNeeded, readRun, requireRow, type RunRef } from './run-access.js';
+
+export interface StartStageJob extends RunRef {
+  stage: StageName;
+  attempt: number;
+}
+
+/** Thrown while the booking has fewer free, live nodes than the stage needs: the job retries. */
+export class WaitingForNodes extends Error {
+  override readonly name = 'WaitingForNodes';
+}
+
+const ACTOR = 'worker:stage';
+
+/**
+ * `stage.start`: starts one stage attempt. Worker stages (data prep, planning) are also carried out here, in
+ * three steps that never hold a lock across I/O: start (if still needed), do the work, finish (if still the
+ * current attempt). Node stages pick the booking's free live nodes and assign one task per node. A redelivered
+ * job finds the stage already started and finishes what is left, or finds nothing to do.
+ */
+export async function startStage(res: PipelineResources, job: StartStageJob): Promise<string> {
+  const key = `${job.stage}@${job.attempt}`;
+  const kind = stageKind(job.stage);
+  if (kind === 'data_prep' || kind === 'planning') return runWorkerStage(res, job, requireRow(await readRun(res, job), job), kind);
+
+  // Node stages: decide, choose the nodes and assign the tasks in one transaction under the run's row lock (the
+  // node query is one quick read; nothing slow happens while the lock is held).
+  return res.ledger.transaction(async (tx) => {
+    const locked = requireRow(await getRun(tx.client, job.tenant_id, job.run_id, { forUpdate: true }), job);
+    const cmd = stillNeeded(locked.aggregate, 'StartStage', key);
+    if (!cmd) return 'not needed';
+    const wanted = nodesFor(locked.aggregate, job.stage);
+    const since = new Date(res.now().getTime() - res.nodeAliveWithinMs);
+    const nodes = await freeLiveNodes(tx.client, job.tenant_id, locked.booking_id, locked.run_id, since);
+    if (nodes.length < wanted) {
+      throw new WaitingForNodes(`stage ${job.stage} needs ${wanted} free live node(s) of booking ${locked.booking_id}; ${nodes.length} available`);
+    }
+    const nodeIds = nodes.slice(0, wanted).map((n) => n.node_id);
+    const spec = buildStageSpec(locked.aggregate, job.stage, job.attempt, cmd.resume, nodeIds.length);
+    const events = startStageEvents(locked.aggregate, cmd, { tasks: assignTasks(locked.run_id, job.stage, job.attempt, nodeIds), spec });
+    await appendRunEvents(tx, locked, events, { actor: ACTOR });
+    return `assigned to ${nodeIds.length} node(s)`;
+  });
+}
+
+async function runWorkerStage(res: PipelineResources, job: StartStageJob, run: RunRow, kind: 'data_prep' | 'planning'): Promise<string> {
+  const key = `${job.stage}@${job.attempt}`;
+  if (stillNeeded(run.aggregate, 'StartStage', key)) {
+    await changeRunIfNeeded(res, job, ACTOR, (state) => {
+      const cmd = stillNeeded(state, 'StartStage', key);
+      return cmd ? startStageEvents(state, cmd, null) : [];
+    });
+  }
+  const current = requireRow(await readRun(res, job), job);
+  if (!requireRunningWorkerStage(current.aggregate, job.stage, job.attempt)) return 'not needed';
+
+  const body = await getManifestBody(res.pool, job.tenant_id, current.manifest_digest);
+  if (body === null) return failRun(res, job, `the manifest ${current.manifest_digest} is not on record`);
+  const { manifest } = checkManifestOnce(body, current.manifest_digest);
+
+  const finish = (decide: (state: RunAggregate) => ReturnType<typeof completeWorkerStageEvents>) =>
+    changeRunIfNeeded(res, job, ACTOR, (state) => (requireRunningWorkerStage(state, job.stage, job.attempt) ? decide(state) : []));
+
+  if (kind === 'data_prep') {
+    const outcome = await checkDataRefs(run.run_id, manifest);
+    const done = await finish((state) =>
+      outcome.ok ? completeWorkerStageEvents(state, job.stage, job.attempt, outcome.facts) : failRunEvents(state, outcome.reason, 'data_policy_violation'),
+    );
+    return done ? (outcome.ok ? 'data checked' : `refused: ${outcome.reason}`) : 'not needed';
+  }
+  const outcome = await replan(res, job.tenant_id, current.booking_id, manifest);
+  const done = await finish((state) =>
+    outcome.ok ? completeWorkerStageEvents(state, job.stage, job.attempt, [planComputedEvent(state, outcome.plan)]) : failRunEvents(state, outcome.reason, outcome.code),
+  );
+  return done ? (outcome.ok ? 'planned' : `refused: ${outcome.reason}`) : 'not needed';
+}
+
+/** Ends a run that cannot go on, unless it already ended. */
+export async function failRun(res: PipelineResources, ref: RunRef, reason: string, code?: string): Promise<string> {
+  const failed = await changeRunIfNeeded(res, ref, ACTOR, (state) => {
+    if (state.status === 'none' || state.terminal !== null || ['failed', 'succeeded', 'cancelled', 'gate_failed', 'cleaning_up', 'cleaned'].includes(state.status)) return [];
+    return failRunEvents(state, reason, code);
+  });
+  return failed ? `failed: ${reason}` : 'already ended';
+}
+

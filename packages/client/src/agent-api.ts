@@ -1,0 +1,47 @@
+import type {
+  AgentHeartbeatBody,
+  AgentRegisterBody,
+  AgentRegistration,
+  AssignmentsAnswer,
+  CheckpointBody,
+  CompleteBody,
+  Envelope,
+  FailBody,
+  HeartbeatAnswer,
+  ProgressBody,
+  ReportAnswer,
+} from '@ito/contracts';
+import type { ItoClient } from './client.js';
+
+const seg = (id: string) => encodeURIComponent(id);
+
+/**
+ * The node agent's routes, typed. Every call is safe to resend: registration and heartbeats say the same thing
+ * twice, and a task report carries a sequence number the API records once.
+ */
+export class AgentApi {
+  constructor(readonly http: ItoClient) {}
+
+  register(body: AgentRegisterBody): Promise<Envelope<AgentRegistration>> {
+    return this.http.post('/agent/register', body, { safeToResend: true });
+  }
+  heartbeat(body: AgentHeartbeatBody): Promise<Envelope<HeartbeatAnswer>> {
+    return this.http.post('/agent/heartbeat', body, { safeToResend: true });
+  }
+  /** Held open by the server up to `waitS` while the node's tasks are exactly `known`. */
+  assignments(waitS: number, known: string[]): Promise<Envelope<AssignmentsAnswer>> {
+    return this.http.get('/agent/assignments', { wait_s: waitS, ...(known.length > 0 ? { known: known.join(',') } : {}) });
+  }
+  progress(taskId: string, body: ProgressBody): Promise<Envelope<ReportAnswer>> {
+    return this.http.post(`/agent/tasks/${seg(taskId)}/progress`, body, { safeToResend: true });
+  }
+  checkpoint(taskId: string, body: CheckpointBody): Promise<Envelope<ReportAnswer>> {
+    return this.http.post(`/agent/tasks/${seg(taskId)}/checkpoint`, body, { safeToResend: true });
+  }
+  complete(taskId: string, body: CompleteBody): Promise<Envelope<ReportAnswer>> {
+    return this.http.post(`/agent/tasks/${seg(taskId)}/complete`, body, { safeToResend: true });
+  }
+  fail(taskId: string, body: FailBody): Promise<Envelope<ReportAnswer>> {
+    return this.http.post(`/agent/tasks/${seg(taskId)}/fail`, body, { safeToResend: true });
+  }
+}

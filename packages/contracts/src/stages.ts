@@ -1,0 +1,49 @@
+import type { CurriculumStage } from './run-state.js';
+
+/**
+ * The stages a run goes through, in the order the pipeline may schedule them. Data prep and planning run in
+ * the workers; training, post-training and evaluation stages run on the booking's node agents.
+ */
+export const POST_TRAINING_STEPS = ['sft', 'dpo', 'rlvr'] as const;
+export type PostTrainingStep = (typeof POST_TRAINING_STEPS)[number];
+
+export const TRAINING_STAGES = ['pretrain', 'mid_train', 'long_context'] as const;
+export type TrainingStage = (typeof TRAINING_STAGES)[number];
+
+/** An evaluation stage follows each curriculum stage: `eval_pretrain`, …, `eval_post_training`. */
+export type EvalStage = `eval_${CurriculumStage}`;
+
+export type StageName = 'data_prep' | 'planning' | TrainingStage | PostTrainingStep | EvalStage;
+
+export const STAGE_NAMES = [
+  'data_prep',
+  'planning',
+  'pretrain',
+  'eval_pretrain',
+  'mid_train',
+  'eval_mid_train',
+  'long_context',
+  'eval_long_context',
+  'sft',
+  'dpo',
+  'rlvr',
+  'eval_post_training',
+] as const satisfies readonly StageName[];
+
+/** Where a stage's work is done, and so what kind of task (if any) an agent receives for it. */
+export type StageKind = 'data_prep' | 'planning' | 'train' | 'post_train' | 'eval';
+
+export function stageKind(stage: StageName): StageKind {
+  if (stage === 'data_prep' || stage === 'planning') return stage;
+  if (stage.startsWith('eval_')) return 'eval';
+  return (POST_TRAINING_STEPS as readonly string[]).includes(stage) ? 'post_train' : 'train';
+}
+
+export function evalStageFor(stage: CurriculumStage): EvalStage {
+  return `eval_${stage}`;
+}
+
+/** The curriculum stage an evaluation stage gates. */
+export function gatedStageOf(stage: EvalStage): CurriculumStage {
+  return stage.slice('eval_'.length) as CurriculumStage;
+}

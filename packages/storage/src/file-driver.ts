@@ -1,0 +1,179 @@
+import { randomBytes } from 'node:crypto';
+import { constants } from 'node:fs';
+import { lstat, mkdir, open, readdir, rename, rm, unlink } from 'node:fs/promises';
+import { basename, dirname, join } from 'node:path';
+import { fileUriOf, filePathOf, isSafeSegment, type FileUriUse } from './file-uri.js';
+import type { StorageDriver } from './storage-driver.js';
+import { StorageError } from './storage-error.js';
+
+export interface FileStorageOptions {
+  /**
+   * Absolute directories objects may live under; a URI outside all of them is refused. The agent sets it to the
+   * storage it was configured for, so a task cannot make it write elsewhere.
+   * @defaultValue no restriction beyond the URI rules
+   */
+  roots?: string[];
+  /**
+   * Most directory entries one `list` may visit before it refuses, so a prefix such as `file:///` costs a bounded
+   * amount of work.
+   * @defaultValue 100_000
+   */
+  maxListEntries?: number;
+}
+
+/** Temporary files of an atomic write: `.<name>.<12 hex>.tmp` beside the object, never listed as objects. */
+const TEMP_FILE = /^\..+\.[0-9a-f]{12}\.tmp$/;
+
+/**
+ * Objects are regular files. Writes go to a temporary file in the same directory (mode 0600, created exclusively,
+ * never through a symlink), are flushed to disk and renamed over the object, so a crash leaves the old object or
+ * the new one; directories are created with mode 0700. Reads and listings never follow a symlink. Errors of the
+ * file system are reported by their code only: their messages carry the path.
+ */
+export class FileStorageDriver implements StorageDriver {
+  readonly scheme = 'file';
+  private readonly roots: string[];
+  private readonly maxListEntries: number;
+
+  constructor(opts: FileStorageOptions = {}) {
+    this.roots = (opts.roots ?? []).map((root) => filePathOf(fileUriOf(root), 'prefix').replace(/\/+$/, ''));
+    this.maxListEntries = opts.maxListEntries ?? 100_000;
+  }
+
+  write(uri: string, bytes: Uint8Array): Promise<void> {
+    return guarded('write', async () => {
+      const path = this.pathOf(uri, 'object');
+      const dir = dirname(path);
+      await mkdir(dir, { recursive: true, mode: 0o700 });
+      const temp = join(dir, `.${basename(path)}.${randomBytes(6).toString('hex')}.tmp`);
+      const file = await open(temp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o600);
+      try {
+        try {
+          await file.writeFile(bytes);
+          await file.sync();
+        } finally {
+          await file.close();
+        }
+        await rename(temp, path);
+      } catch (err) {
+        await rm(temp, { force: true });
+        throw errnoOf(err) === 'EISDIR' ? notAnObject() : err;
+      }
+      await syncDirectory(dir);
+    });
+  }
+
+  read(uri: string): Promise<Buffer> {
+    return guarded('read', async () => {
+      const path = this.pathOf(uri, 'object');
+      let file;
+      try {
+        file = await open(path, constants.O_RDONLY | constants.O_NOFOLLOW);
+      } catch (err) {
+        const code = errnoOf(err);
+        if (code === 'ENOENT' || code === 'ENOTDIR') throw new StorageError('not_found', 'no object at that storage URI');
+        throw code === 'ELOOP' ? notAnObject() : err;
+      }
+      try {
+        if (!(await file.stat()).isFile()) throw notAnObject();
+        return await file.readFile();
+      } finally {
+        await file.close();
+      }
+    });
+  }
+
+  remove(uri: string): Promise<boolean> {
+    return guarded('remove', async () => {
+      const path = this.pathOf(uri, 'object');
+      const kind = await entryKind(path);
+      if (kind === 'none') return false;
+      if (kind !== 'file') throw notAnObject();
+      try {
+        await unlink(path);
+        return true;
+      } catch (err) {
+        if (errnoOf(err) === 'ENOENT') return false;
+        throw err;
+      }
+    });
+  }
+
+  exists(uri: string): Promise<boolean> {
+    return guarded('exists', async () => (await entryKind(this.pathOf(uri, 'object'))) === 'file');
+  }
+
+  list(prefix: string): Promise<string[]> {
+    return guarded('list', async () => {
+      const path = this.pathOf(prefix, 'prefix');
+      const found: string[] = [];
+      let visited = 0;
+      const pending = [path.endsWith('/') ? path.slice(0, -1) || '/' : dirname(path)];
+      while (pending.length > 0) {
+        const dir = pending.pop()!;
+        let entries;
+        try {
+          entries = await readdir(dir, { withFileTypes: true });
+        } catch (err) {
+          const code = errnoOf(err);
+          if (code === 'ENOENT' || code === 'ENOTDIR') continue;
+          throw err;
+        }
+        for (const entry of entries) {
+          if (++visited > this.maxListEntries) throw new StorageError('too_many_objects', `listing visited more than ${this.maxListEntries} entries`);
+          if (!isSafeSegment(entry.name)) continue;
+          const full = dir === '/' ? `/${entry.name}` : `${dir}/${entry.name}`;
+          // A directory is walked only when it can hold a match: it is under the prefix, or the prefix is under it.
+          if (entry.isDirectory() && (full.startsWith(path) || path.startsWith(`${full}/`))) pending.push(full);
+          else if (entry.isFile() && !TEMP_FILE.test(entry.name) && full.startsWith(path)) found.push(fileUriOf(full));
+        }
+      }
+      return found.sort();
+    });
+  }
+
+  private pathOf(uri: string, use: FileUriUse): string {
+    const path = filePathOf(uri, use);
+    if (this.roots.length > 0 && !this.roots.some((root) => path === root || path.startsWith(`${root}/`))) {
+      throw new StorageError('outside_root', 'storage URI is outside the directories this driver may use');
+    }
+    return path;
+  }
+}
+
+function notAnObject(): StorageError {
+  return new StorageError('not_an_object', 'the storage URI names a directory or a symlink, not an object');
+}
+
+function errnoOf(err: unknown): string | undefined {
+  return (err as NodeJS.ErrnoException | null)?.code;
+}
+
+async function guarded<T>(operation: string, run: () => Promise<T>): Promise<T> {
+  try {
+    return await run();
+  } catch (err) {
+    if (err instanceof StorageError) throw err;
+    throw new StorageError('io_failed', `file storage ${operation} failed (${errnoOf(err) ?? 'unknown error'})`);
+  }
+}
+
+async function entryKind(path: string): Promise<'none' | 'file' | 'other'> {
+  try {
+    return (await lstat(path)).isFile() ? 'file' : 'other';
+  } catch (err) {
+    const code = errnoOf(err);
+    if (code === 'ENOENT' || code === 'ENOTDIR') return 'none';
+    throw err;
+  }
+}
+
+/** Makes the rename itself durable: without it a power loss can forget the new directory entry. */
+async function syncDirectory(dir: string): Promise<void> {
+  const handle = await open(dir, constants.O_RDONLY);
+  try {
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+}

@@ -1,0 +1,154 @@
+import { lstat, mkdir, mkdtemp, readdir, readFile, rm, stat, symlink, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { FileStorageDriver, StorageError, driverFor, filePathOf, isStorageError, schemeOf } from '@ito/storage';
+
+let dir: string;
+const driver = new FileStorageDriver();
+const uri = (path: string) => `file://${dir}/${path}`;
+
+beforeEach(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'ito-storage-'));
+});
+afterEach(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+async function refusal(run: () => Promise<unknown>): Promise<StorageError> {
+  try {
+    await run();
+  } catch (err) {
+    if (err instanceof StorageError) return err;
+    throw err;
+  }
+  throw new Error('expected a StorageError');
+}
+
+describe('file:// storage driver', () => {
+  it('writes, reads, lists and removes objects', async () => {
+    await driver.write(uri('run_a/pretrain/step-10'), Buffer.from('ten'));
+    await driver.write(uri('run_a/pretrain/step-20'), Buffer.from('twenty'));
+    await driver.write(uri('run_a/eval/step-1'), Buffer.from('one'));
+    await driver.write(uri('run_b/pretrain/step-10'), Buffer.from('other run'));
+
+    expect((await driver.read(uri('run_a/pretrain/step-20'))).toString()).toBe('twenty');
+    expect(await driver.exists(uri('run_a/pretrain/step-10'))).toBe(true);
+    expect(await driver.exists(uri('run_a/pretrain/step-30'))).toBe(false);
+    expect(await driver.list(`file://${dir}/run_a/`)).toEqual([uri('run_a/eval/step-1'), uri('run_a/pretrain/step-10'), uri('run_a/pretrain/step-20')]);
+    // A prefix is a string prefix of the URI, as in S3, not only a directory.
+    expect(await driver.list(`file://${dir}/run_a/pretrain/step-1`)).toEqual([uri('run_a/pretrain/step-10')]);
+    expect(await driver.list(`file://${dir}/run_`)).toHaveLength(4);
+    expect(await driver.list(`file://${dir}/nothing-here/`)).toEqual([]);
+
+    expect(await driver.remove(uri('run_a/pretrain/step-10'))).toBe(true);
+    expect(await driver.remove(uri('run_a/pretrain/step-10'))).toBe(false);
+    expect(await driver.exists(uri('run_a/pretrain/step-10'))).toBe(false);
+    const missing = await refusal(() => driver.read(uri('run_a/pretrain/step-10')));
+    expect(missing.reason).toBe('not_found');
+    expect(missing.code).toBe('not_found');
+  });
+
+  it('creates directories 0700 and files 0600, and replaces an object whole', async () => {
+    const target = uri('deep/er/object');
+    await driver.write(target, Buffer.from('first version'));
+    await driver.write(target, Buffer.from('second'));
+    expect((await stat(join(dir, 'deep'))).mode & 0o777).toBe(0o700);
+    expect((await stat(join(dir, 'deep/er'))).mode & 0o777).toBe(0o700);
+    expect((await stat(join(dir, 'deep/er/object'))).mode & 0o777).toBe(0o600);
+    expect(await readFile(join(dir, 'deep/er/object'), 'utf8')).toBe('second');
+    // No temporary file is left beside the object.
+    expect(await readdir(join(dir, 'deep/er'))).toEqual(['object']);
+  });
+
+  it('never lists the temporary file of a write in progress', async () => {
+    await mkdir(join(dir, 'r'), { recursive: true });
+    await writeFile(join(dir, 'r', '.step-5.0123456789ab.tmp'), 'partial');
+    await driver.write(uri('r/step-4'), Buffer.from('whole'));
+    expect(await driver.list(`file://${dir}/r/`)).toEqual([uri('r/step-4')]);
+  });
+
+  it('refuses relative paths, hosts, dot segments, NUL and characters with a second meaning, echoing none of them', async () => {
+    const bad = [
+      'file://relative/path',
+      'file:relative',
+      'file://host/abs/path',
+      `file://${dir}/../etc/passwd`,
+      `file://${dir}/./x`,
+      `file://${dir}//x`,
+      `file://${dir}/a\u0000b`,
+      `file://${dir}/a%2e%2e/b`,
+      `file://${dir}/a?b`,
+      `file://${dir}/a#b`,
+      `file://${dir}/a\\b`,
+      `file://${dir}/dir/`,
+      `s3://bucket/key`,
+    ];
+    for (const u of bad) {
+      const err = await refusal(() => driver.write(u, Buffer.from('x')));
+      expect(err.reason, u).toBe('invalid_uri');
+      expect(err.code).toBe('checkpoint_storage_invalid');
+      expect(err.message).not.toContain(dir);
+      expect(err.message).not.toContain('passwd');
+    }
+    // Nothing was written anywhere under the directory.
+    expect(await readdir(dir)).toEqual([]);
+  });
+
+  it('keeps to its roots', async () => {
+    const confined = new FileStorageDriver({ roots: [join(dir, 'allowed')] });
+    await confined.write(uri('allowed/x'), Buffer.from('ok'));
+    expect((await refusal(() => confined.write(uri('allowed-not/x'), Buffer.from('no')))).reason).toBe('outside_root');
+    expect((await refusal(() => confined.list(`file://${dir}/`))).reason).toBe('outside_root');
+    expect(await readdir(dir)).toEqual(['allowed']);
+  });
+
+  it('does not read, remove or list through a symlink, and says a directory is not an object', async () => {
+    await writeFile(join(dir, 'secret'), 'not for the driver');
+    await mkdir(join(dir, 'ckpt'));
+    await symlink(join(dir, 'secret'), join(dir, 'ckpt', 'step-1'));
+    expect((await refusal(() => driver.read(uri('ckpt/step-1')))).reason).toBe('not_an_object');
+    expect((await refusal(() => driver.remove(uri('ckpt/step-1')))).reason).toBe('not_an_object');
+    expect(await driver.exists(uri('ckpt/step-1'))).toBe(false);
+    expect(await driver.list(`file://${dir}/ckpt/`)).toEqual([]);
+    expect((await lstat(join(dir, 'ckpt', 'step-1'))).isSymbolicLink()).toBe(true);
+    expect((await refusal(() => driver.read(uri('ckpt')))).reason).toBe('not_an_object');
+    expect((await refusal(() => driver.write(uri('ckpt'), Buffer.from('x')))).reason).toBe('not_an_object');
+  });
+
+  it('reports file-system failures by their code, never by path', async () => {
+    await writeFile(join(dir, 'plain-file'), 'a file where a directory would have to be');
+    const err = await refusal(() => driver.write(uri('plain-file/step-1'), Buffer.from('x')));
+    expect(err.reason).toBe('io_failed');
+    expect(err.message).toMatch(/^file storage write failed \((ENOTDIR|EEXIST)\)$/);
+  });
+
+  it('bounds the cost of a listing', async () => {
+    for (let i = 0; i < 5; i++) await driver.write(uri(`many/o${i}`), Buffer.from('x'));
+    const small = new FileStorageDriver({ maxListEntries: 3 });
+    expect((await refusal(() => small.list(`file://${dir}/many/`))).reason).toBe('too_many_objects');
+  });
+});
+
+describe('storage registry', () => {
+  it('finds the file driver and refuses schemes it has no driver for, naming only the scheme', async () => {
+    expect(driverFor(`file:///tmp/x`).scheme).toBe('file');
+    const s3 = (() => {
+      try {
+        driverFor('s3://bucket/secret-looking-key');
+      } catch (err) {
+        return err;
+      }
+      return null;
+    })();
+    expect(isStorageError(s3, 'unsupported_scheme')).toBe(true);
+    expect((s3 as Error).message).toBe('no storage driver for s3:// on this host (available: file://)');
+    expect(() => driverFor('no scheme at all')).toThrow('storage URI has no scheme');
+    expect(schemeOf('HTTP://x')).toBeNull();
+  });
+
+  it('maps a file URI to exactly one path', () => {
+    expect(filePathOf('file:///var/lib/ito/ckpt/run_1/step-3')).toBe('/var/lib/ito/ckpt/run_1/step-3');
+    expect(filePathOf('file:///var/lib/ito/', 'prefix')).toBe('/var/lib/ito/');
+  });
+});

@@ -1,0 +1,23 @@
+import { EXAMPLE_MANIFEST } from './api.js';
+
+/**
+ * Variants of the example manifest for pipeline scenarios. `small` trains only a 2B-token pretrain stage and its
+ * evaluation (about three planned hours on the 2×8 H200 fixture booking), so a scenario at a slowish simulated
+ * clock still takes seconds.
+ */
+export function manifestVariant(change: (m: any) => void): string {
+  const m = JSON.parse(EXAMPLE_MANIFEST);
+  change(m);
+  return JSON.stringify(m, null, 2);
+}
+
+export function smallManifest(change: (m: any) => void = () => undefined): string {
+  return manifestVariant((m) => {
+    m.target.tokens = 2_000_000_000;
+    m.target.curriculum = ['pretrain'];
+    delete m.target.long_context_length;
+    m.post_training.recipe = [];
+    m.eval.gates = { pretrain: { heldout_loss: { max: 10 } } };
+    change(m);
+  });
+}
