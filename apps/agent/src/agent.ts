@@ -130,9 +130,14 @@ export class Agent {
   }
 
   private async pollLoop(): Promise<void> {
+    // What the last answer listed, started or not: the API holds the next request until the node's tasks differ
+    // from these, so a listed task this agent will not run (told to stop, already finished here) costs one
+    // answer, not a request loop.
+    let listedLast = new Set<string>();
     while (!this.stopped) {
       try {
-        const answer = await this.opts.api.assignments(this.opts.pollWaitS ?? 20, [...this.running.keys()]);
+        const known = [...new Set([...this.running.keys(), ...listedLast])].slice(0, 16);
+        const answer = await this.opts.api.assignments(this.opts.pollWaitS ?? 20, known);
         if (this.stopped) return;
         if (!answer.ok) {
           if (['unauthenticated', 'credential_revoked'].includes(answer.error.code)) {
@@ -144,6 +149,7 @@ export class Agent {
           continue;
         }
         const listed = new Set(answer.data.assignments.map((a) => a.task_id));
+        listedLast = listed;
         for (const r of this.running.values()) if (!listed.has(r.assignment.task_id)) this.stopTask(r, 'withdrawn by the control plane', false);
         for (const a of answer.data.assignments) {
           if (!this.running.has(a.task_id) && !this.finished.has(a.task_id) && a.directive !== 'stop') this.startTask(a);

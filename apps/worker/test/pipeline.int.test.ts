@@ -88,7 +88,8 @@ for (const backend of BACKENDS) {
         await new Promise((r) => setTimeout(r, 50));
         events = await runEvents(p.api, seed, runId);
       }
-      const trail = events.map((e) => `${e.type}${e.data.task_id ? `:${String(e.data.task_id).slice(4, 10)}` : ''}`).join(' ');
+      const warnings = p.workerLog.filter((l) => l.includes('"level":40') || l.includes('"level":50')).join('').slice(0, 3000);
+      const trail = `${events.map((e) => `${e.type}${e.data.task_id ? `:${String(e.data.task_id).slice(4, 10)}` : ''}`).join(' ')}\n${warnings}`;
       const requested = events.findIndex((e) => e.type === 'CancelRequested');
       const cancelled = events.findIndex((e) => e.type === 'RunCancelled');
       const stopped = events.filter((e) => e.type === 'TaskStopped');
@@ -133,4 +134,31 @@ describe('a job that runs twice', () => {
       'StageCompleted',
     ]);
   });
+
+  it('an agent shown a task it must not run waits for a change instead of asking again in a loop', async () => {
+    const seed = await seedTenant(p.api);
+    const runId = await submitRun(p.api, seed);
+    const ref = { tenant_id: seed.tenant.tenant_id, run_id: runId };
+    const ctx = { jobId: 'x', attempt: 1, signal: new AbortController().signal };
+    // Register the nodes and make them live, but start no agent yet.
+    const nodes = [];
+    for (const name of ['gpu-01', 'gpu-02']) nodes.push(await p.api.admin.registerNode({ bookingId: seed.bookingId, name }));
+    for (const n of nodes) await p.api.call('POST', '/v1/agent/heartbeat', { key: n.node_credential, body: { tasks: [], gpus: [] } });
+    for (const stage of ['data_prep', 'planning', 'pretrain'] as const) await p.handlers['stage.start']({ ...ref, stage, attempt: 1 }, ctx);
+    // Cancelling, with nobody to finish the cancel: the tasks stay listed, each with directive stop.
+    const c = await p.api.call('POST', '/v1/confirmations', { key: seed.requester, body: { action: 'run.cancel', run_id: runId } });
+    await p.api.call('POST', `/v1/confirmations/${c.body.data.confirmation_ref}/approve`, { key: seed.approver });
+    await p.api.call('POST', `/v1/runs/${runId}/cancel`, { key: seed.requester, body: { confirmation_ref: c.body.data.confirmation_ref }, headers: { 'idempotency-key': `cancel-${runId}` } });
+    const polls = async () => {
+      const text = (await p.api.call('GET', '/metrics')).body as string;
+      return [...text.matchAll(/^ito_http_requests_total\{[^}]*route="\/v1\/agent\/assignments"[^}]*\} (\d+)/gm)].reduce((n, m) => n + Number(m[1]), 0);
+    };
+    const before = await polls();
+    const agent = await p.startAgent(nodes[0]!.node_credential, new SimulatedExecutor({ timeScale: 100 }));
+    await new Promise((r) => setTimeout(r, 1_500));
+    expect(agent.tasks).toEqual([]);
+    // One answer lists the task with directive stop; the next request is held (up to 5 s) until something changes.
+    expect((await polls()) - before).toBeLessThanOrEqual(3);
+  });
 });
+
