@@ -61,6 +61,23 @@ function taskEnded(status: string): boolean {
   return status !== 'assigned' && status !== 'running';
 }
 
+/** Another attempt at the current stage, from `from`: the steps trained past it are trained again. */
+function nextAttempt(
+  state: RunAggregate,
+  current: NonNullable<RunAggregate['current']>,
+  from: CheckpointRef | null,
+  skip: StageResume['skip_steps'],
+  reason: StageResume['reason'],
+): PipelineCommand {
+  const reached = state.progress?.stage === current.stage ? state.progress.step : 0;
+  return {
+    type: 'StartStage',
+    stage: current.stage as StageName,
+    attempt: current.attempt + 1,
+    resume: { from, skip_steps: skip, recompute_steps: Math.max(0, reached - (from?.step ?? 0)), reason },
+  };
+}
+
 /**
  * The stage orchestrator's decider: from a run's state alone, what must happen next. Level-triggered (it looks
  * at the state, not at which event arrived), so evaluating it twice, late or after a crash gives the same
@@ -98,31 +115,12 @@ export function nextCommands(state: RunAggregate): PipelineCommand[] {
       if (current.attempt >= pipeline.rules.max_stage_attempts) {
         return [...prune, { type: 'FailRun', reason: `stage ${current.stage} failed ${current.attempt} times; the last attempt's task failed` }];
       }
-      const from = latestCheckpointOf(state, current.stage);
-      const reached = state.progress?.stage === current.stage ? state.progress.step : 0;
-      return [
-        ...prune,
-        {
-          type: 'StartStage',
-          stage: current.stage as StageName,
-          attempt: current.attempt + 1,
-          resume: { from: asRef(from), skip_steps: null, recompute_steps: Math.max(0, reached - (from?.step ?? 0)), reason: 'retry' },
-        },
-      ];
+      return [...prune, nextAttempt(state, current, asRef(latestCheckpointOf(state, current.stage)), null, 'retry')];
     }
     case 'withdrawn': {
       const restart = state.restart;
       if (!restart?.approved) return prune;
-      const reached = state.progress?.stage === current.stage ? state.progress.step : 0;
-      return [
-        ...prune,
-        {
-          type: 'StartStage',
-          stage: current.stage as StageName,
-          attempt: current.attempt + 1,
-          resume: { from: restart.from, skip_steps: restart.skip_steps, recompute_steps: Math.max(0, reached - (restart.from?.step ?? 0)), reason: 'restart' },
-        },
-      ];
+      return [...prune, nextAttempt(state, current, restart.from, restart.skip_steps, 'restart')];
     }
     default: {
       const never: never = current.status;
