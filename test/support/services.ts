@@ -54,10 +54,10 @@ export function onPath(binary: string): boolean {
   });
 }
 
-/** Starts a throwaway redis-server on a free loopback port, keeping nothing on disk. */
-export async function startRedisServer(): Promise<{ url: string; stop: () => Promise<void> }> {
+/** Starts a throwaway redis-server on a free loopback port, keeping nothing on disk; `args` are extra server options. */
+export async function startRedisServer(args: string[] = []): Promise<{ url: string; port: number; stop: () => Promise<void> }> {
   const port = await freePort();
-  const child: ChildProcess = spawn('redis-server', ['--bind', '127.0.0.1', '--port', String(port), '--save', '', '--appendonly', 'no'], {
+  const child: ChildProcess = spawn('redis-server', ['--bind', '127.0.0.1', '--port', String(port), '--save', '', '--appendonly', 'no', ...args], {
     stdio: 'ignore',
   });
   const url = `redis://127.0.0.1:${port}`;
@@ -67,7 +67,9 @@ export async function startRedisServer(): Promise<{ url: string; stop: () => Pro
   }
   return {
     url,
+    port,
     stop: async () => {
+      if (child.exitCode !== null || child.signalCode !== null) return;
       child.kill('SIGTERM');
       await new Promise((r) => child.once('exit', r));
     },

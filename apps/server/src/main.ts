@@ -1,10 +1,15 @@
 #!/usr/bin/env node
 import { createLogger, loadConfigOrExit, type Logger } from '@ito/config';
+import { QueueStoreUnfitError } from '@ito/queue';
 import { parseArgs, USAGE, UsageError } from './args.js';
 import { runMigrate } from './migrate.js';
 import { startServer } from './start.js';
 
-/** Exit codes: 0 clean, 1 failure, 2 usage or configuration (loadConfigOrExit uses 2 as well). */
+/**
+ * Exit codes: 0 clean, 1 failure, 2 usage or configuration (loadConfigOrExit uses 2 as well), 3 a store the
+ * roles depend on is unfit to run on (a Redis that evicts keys).
+ */
+const EXIT_UNFIT_STORE = 3;
 const SHUTDOWN_TIMEOUT_MS = 30_000;
 
 function exitAfterFlush(logger: Logger, code: number): void {
@@ -48,6 +53,12 @@ async function main(): Promise<void> {
   try {
     server = await startServer(cfg, command.roles, logger);
   } catch (err) {
+    if (err instanceof QueueStoreUnfitError) {
+      // One plain line, like a configuration error: the operator must change the store, not retry.
+      process.stderr.write(`ito-server: refusing to start: ${err.message}\n`);
+      exitAfterFlush(logger, EXIT_UNFIT_STORE);
+      return;
+    }
     logger.error({ err: { message: (err as Error).message } }, 'ito-server failed to start');
     exitAfterFlush(logger, 1);
     return;

@@ -36,12 +36,15 @@ export async function startServer(cfg: ItoConfig, roles: Role[], logger: Logger)
 
     const backend = queueBackendFromEnv(cfg, db.url);
     const kit = createQueueKit(backend, {
+      prefix: cfg.ITO_QUEUE_PREFIX,
       onError: (err, source) => logger.warn({ ...source, err: { message: err.message } }, 'queue connection error'),
     });
     steps.push({ name: 'queue', run: () => kit.close() });
     logger.info({ roles, database: db.source, queue: backend.kind }, 'starting ito-server');
 
     if (roles.includes('worker')) {
+      // Before any worker takes a job: an evicting Redis would drop queued stages without a trace.
+      await kit.assertDurable();
       const workerLog = logger.child({ role: 'worker' });
       // Run changes must keep the API's inline projections (runs, tasks, bookings), whoever appends them.
       const runLedger = createApiLedger(pool);

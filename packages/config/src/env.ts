@@ -24,6 +24,14 @@ export const envSchema = z.object({
   ITO_TOKEN_FILE: z.string().min(1).optional(),
   ITO_DATABASE_URL: url(['postgres:', 'postgresql:']).optional(),
   ITO_REDIS_URL: url(['redis:', 'rediss:']).optional(),
+  ITO_REDIS_CLUSTER: z
+    .enum(['0', '1', 'false', 'true'])
+    .default('0')
+    .transform((v) => v === '1' || v === 'true'),
+  ITO_QUEUE_PREFIX: z
+    .string()
+    .regex(/^[a-z][a-z0-9_]{0,40}$/, 'expected a lowercase letter, then up to 40 of a-z 0-9 _')
+    .default('ito'),
   ITO_PORT: port.default(8420),
   ITO_HOST: z.string().min(1).default('127.0.0.1'),
   ITO_API_URL: url(['http:', 'https:']).default('http://127.0.0.1:8420'),

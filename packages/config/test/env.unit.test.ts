@@ -31,4 +31,17 @@ describe('environment configuration', () => {
   it('treats empty strings as unset', () => {
     expect(loadConfig({ ITO_PORT: '' }).ITO_PORT).toBe(8420);
   });
+
+  it('reads the queue topology: a cluster flag and a prefix, refusing anything else', () => {
+    expect(loadConfig({}).ITO_REDIS_CLUSTER).toBe(false);
+    expect(loadConfig({}).ITO_QUEUE_PREFIX).toBe('ito');
+    expect(loadConfig({ ITO_REDIS_CLUSTER: '1' }).ITO_REDIS_CLUSTER).toBe(true);
+    expect(loadConfig({ ITO_REDIS_CLUSTER: 'true' }).ITO_REDIS_CLUSTER).toBe(true);
+    expect(loadConfig({ ITO_REDIS_CLUSTER: '0' }).ITO_REDIS_CLUSTER).toBe(false);
+    expect(() => loadConfig({ ITO_REDIS_CLUSTER: 'yes' })).toThrow(/^invalid environment: ITO_REDIS_CLUSTER:/);
+    expect(loadConfig({ ITO_QUEUE_PREFIX: 'ito_e2e_1' }).ITO_QUEUE_PREFIX).toBe('ito_e2e_1');
+    for (const bad of ['Ito', '{ito}', '1ito', 'ito:x', 'a'.repeat(42)]) {
+      expect(() => loadConfig({ ITO_QUEUE_PREFIX: bad }), bad).toThrow(/^invalid environment: ITO_QUEUE_PREFIX:/);
+    }
+  });
 });

@@ -13,3 +13,5 @@ export {
 } from './catalog.js';
 export { createJobClient, type JobClient, type JobSnapshot, type JobStatus } from './job-client.js';
 export { startJobWorkers, JobTimeoutError, type JobWorkerEvents } from './job-workers.js';
+export { QueueStoreUnfitError, REQUIRED_EVICTION_POLICY, evictionPolicyOf } from './eviction-policy.js';
+export { redisQueueName } from './kit.js';

@@ -1,7 +1,8 @@
 import { Queue, Worker, createPostgresBackend, withBackend, type IQueueBackend, type Processor, type WorkerOptions } from 'bullmq';
-import { Redis } from 'ioredis';
 import pg from 'pg';
 import type { QueueBackendConfig } from './backend-config.js';
+import { assertNoEviction } from './eviction-policy.js';
+import { createRedisClient, dataNodes } from './redis-client.js';
 
 /* eslint-disable @typescript-eslint/no-explicit-any -- BullMQ's generics are erased at this seam on purpose. */
 export type AnyQueue = Queue<any, any, string, any, any, string, IQueueBackend, any>;
@@ -21,6 +22,11 @@ export interface QueueKit {
   worker(name: string, handler: Processor, opts?: KitWorkerOptions): AnyWorker;
   /** Resolves when the backend answers; rejects otherwise. */
   ping(): Promise<void>;
+  /**
+   * Rejects with a QueueStoreUnfitError when the store may drop jobs: a Redis (any master of a cluster) whose
+   * maxmemory-policy is not noeviction. Always resolves on the PostgreSQL backend, which never evicts.
+   */
+  assertDurable(): Promise<void>;
   /** Closes workers first (letting running jobs finish), then queues and connections. Idempotent. */
   close(): Promise<void>;
 }
@@ -44,7 +50,7 @@ const PREFIX = /^[a-z][a-z0-9_]{0,40}$/;
 export function createQueueKit(cfg: QueueBackendConfig, opts: QueueKitOptions = {}): QueueKit {
   const prefix = opts.prefix ?? 'ito';
   if (!PREFIX.test(prefix)) throw new Error(`queue prefix must match ${PREFIX.source}`);
-  const backend = cfg.kind === 'redis' ? redisBackend(cfg.redisUrl, prefix) : postgresBackend(cfg.databaseUrl, `${prefix}_queue`);
+  const backend = cfg.kind === 'redis' ? redisBackend(cfg.redisUrl, cfg.cluster ?? false, prefix) : postgresBackend(cfg.databaseUrl, `${prefix}_queue`);
   const queues = new Map<string, AnyQueue>();
   const workers: AnyWorker[] = [];
   let closing: Promise<void> | null = null;
@@ -72,6 +78,7 @@ export function createQueueKit(cfg: QueueBackendConfig, opts: QueueKitOptions = 
       return w;
     },
     ping: backend.ping,
+    assertDurable: backend.assertDurable,
     close() {
       closing ??= (async () => {
         await Promise.all(workers.map((w) => w.close()));
@@ -87,18 +94,28 @@ interface Backend {
   queue(name: string): AnyQueue;
   worker(name: string, handler: Processor, opts: Pick<WorkerOptions, 'concurrency'>): AnyWorker;
   ping(): Promise<void>;
+  assertDurable(): Promise<void>;
   close(): Promise<void>;
 }
 
-function redisBackend(url: string, prefix: string): Backend {
-  // One shared connection; BullMQ duplicates it for each worker's blocking reads.
-  // maxRetriesPerRequest null is what BullMQ workers require.
-  const connection = new Redis(url, { maxRetriesPerRequest: null, lazyConnect: false });
+/**
+ * The Redis name of a queue: wrapped in a hash tag, so that every key of one queue (`<prefix>:{<queue>}:wait`,
+ * `…:active`, `…:<job id>`) lands in one Redis Cluster slot, as BullMQ's multi-key scripts need, while different
+ * queues spread over the masters. The same names on a single Redis keep the key layout identical in both.
+ */
+export function redisQueueName(name: string): string {
+  return `{${name}}`;
+}
+
+function redisBackend(url: string, cluster: boolean, prefix: string): Backend {
+  // One shared client; BullMQ duplicates it for each worker's blocking reads.
+  const connection = createRedisClient(url, cluster);
   // Errors surface through ping() and job failures; an unhandled 'error' event would crash the process.
   connection.on('error', () => undefined);
   return {
-    queue: (name) => new Queue(name, { connection, prefix }) as unknown as AnyQueue,
-    worker: (name, handler, opts) => new Worker(name, handler, { connection, prefix, ...opts }) as unknown as AnyWorker,
+    queue: (name) => new Queue(redisQueueName(name), { connection, prefix }) as unknown as AnyQueue,
+    worker: (name, handler, opts) => new Worker(redisQueueName(name), handler, { connection, prefix, ...opts }) as unknown as AnyWorker,
+    assertDurable: async () => assertNoEviction(await withTimeout(dataNodes(connection), 5_000, 'Redis did not answer within 5 s')),
     ping: async () => {
       const answer = await withTimeout(connection.ping(), 3_000, 'Redis ping timed out');
       if (answer !== 'PONG') throw new Error(`unexpected Redis ping answer: ${answer}`);
@@ -123,6 +140,7 @@ function postgresBackend(databaseUrl: string, schema: string): Backend {
     ping: async () => {
       await withTimeout(probe.query('select 1'), 3_000, 'PostgreSQL queue backend ping timed out');
     },
+    assertDurable: async () => undefined,
     close: async () => {
       await probe.end();
     },

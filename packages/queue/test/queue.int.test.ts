@@ -2,7 +2,10 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { ItoError } from '@ito/contracts';
+import { Redis } from 'ioredis';
 import { freshDatabase, redisForTests } from '../../../test/support/db.js';
+import { startRedisCluster } from '../../../test/support/redis-cluster.js';
+import { onPath } from '../../../test/support/services.js';
 import {
   createJobClient,
   createQueueKit,
@@ -123,6 +126,40 @@ const redis = redisForTests();
 
 describe.skipIf(!redis.url)(`queue kit on Redis${redis.url ? '' : ` (skipped: ${redis.skipReason})`}`, () => {
   queueBehaviour(async () => ({ cfg: { kind: 'redis', redisUrl: redis.url! }, cleanup: async () => undefined }));
+});
+
+describe.skipIf(!redis.url)('queue keys on Redis', () => {
+  it('carry the queue name as a hash tag, so each queue stays in one cluster slot', async () => {
+    const suffix = randomBytes(4).toString('hex');
+    const kit = createQueueKit({ kind: 'redis', redisUrl: redis.url! }, { prefix: `k${suffix}` });
+    const client = new Redis(redis.url!, { lazyConnect: true });
+    try {
+      await kit.queue(`a_${suffix}`).add('x', {}, { jobId: 'one' });
+      await kit.queue(`b_${suffix}`).add('x', {}, { jobId: 'two' });
+      const keys = await client.keys(`k${suffix}:*`);
+      expect(keys.length).toBeGreaterThan(2);
+      for (const key of keys) expect(key).toMatch(new RegExp(`^k${suffix}:\\{(a|b)_${suffix}\\}:`));
+    } finally {
+      await kit.close();
+      if (client.status !== 'end') {
+        const keys = await client.keys(`k${suffix}:*`);
+        if (keys.length > 0) await client.del(...keys);
+      }
+      client.disconnect();
+    }
+  });
+});
+
+describe.skipIf(!onPath('redis-server') || !onPath('redis-cli'))('queue kit on a three-master Redis Cluster', () => {
+  let stopCluster: (() => Promise<void>) | undefined;
+  afterAll(async () => {
+    await stopCluster?.();
+  });
+  queueBehaviour(async () => {
+    const cluster = await startRedisCluster();
+    stopCluster = cluster.stop;
+    return { cfg: { kind: 'redis', redisUrl: cluster.url, cluster: true }, cleanup: async () => undefined };
+  });
 });
 
 describe('queue kit on the PostgreSQL backend', () => {
