@@ -39,3 +39,4 @@ export {
   tenantHeadsAt,
   verifyTenantChain,
 } from './audit-read.js';
+export { ProjectionRegistry, replayProjections, type AsOf, type FieldDifference, type ReplayOptions, type ReplayResult, type ReplayTable, type ReplayableProjection } from './replay.js';
