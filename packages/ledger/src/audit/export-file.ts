@@ -140,6 +140,12 @@ export class ExportVerifier {
     return false;
   }
 
+  /** A reader that stopped buffering a line past MAX_EXPORT_LINE_BYTES says so here instead of pushing it. */
+  pushOverlongLine(): false {
+    this.lineNo += 1;
+    return this.fail('the line is too long');
+  }
+
   /** Feeds one line (without its newline); false once the export is refused. */
   push(line: string): boolean {
     if (this.failure) return false;
