@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-import { createLogger, loadConfigOrExit, type Logger } from '@ito/config';
+import { ConfigError, createLogger, loadConfigOrExit, type Logger } from '@ito/config';
 import { parseArgs, USAGE, UsageError } from './args.js';
 import { runMigrate } from './migrate.js';
 import { startServer } from './start.js';
@@ -48,6 +48,11 @@ async function main(): Promise<void> {
   try {
     server = await startServer(cfg, command.roles, logger);
   } catch (err) {
+    if (err instanceof ConfigError) {
+      // As for any bad variable: one line naming it, exit 2.
+      process.stderr.write(`${err.message}\n`);
+      process.exit(2);
+    }
     logger.error({ err: { message: (err as Error).message } }, 'ito-server failed to start');
     exitAfterFlush(logger, 1);
     return;
