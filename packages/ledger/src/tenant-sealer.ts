@@ -13,10 +13,14 @@ where c.seq > coalesce((select max(t.seq) from tenant_chain t), 0)
 order by c.seq
 limit $1`;
 
+// One index probe per tenant (its highest tenant_seq), not a DISTINCT ON that would read every link of the
+// tenant on every batch.
 const HEADS_SQL = `
-select distinct on (tenant_id) tenant_id, tenant_seq::text as tenant_seq, hash
-from tenant_chain where tenant_id = any($1::text[])
-order by tenant_chain.tenant_id, tenant_chain.tenant_seq desc`;
+select x.tenant_id, h.tenant_seq::text as tenant_seq, h.hash
+from unnest($1::text[]) as x(tenant_id)
+cross join lateral (
+  select t.tenant_seq, t.hash from tenant_chain t where t.tenant_id = x.tenant_id order by t.tenant_seq desc limit 1
+) h`;
 
 const INSERT_SQL = `
 insert into tenant_chain (tenant_id, tenant_seq, seq, position, prev_hash, hash)
