@@ -14,6 +14,7 @@ import type { Resources } from './resources.js';
 import { createAssignmentNotifier } from './agent/assignment-notifier.js';
 import { DEFAULT_AGENT_SETTINGS } from './agent/agent-service.js';
 import { registerAgentRoutes } from './routes/agent.js';
+import { registerAuditRoutes } from './routes/audit.js';
 import { registerBookingRoutes } from './routes/bookings.js';
 import { registerConfirmationRoutes } from './routes/confirmations.js';
 import { HEALTH_ROUTES, createMetricsRegistry, registerHealthRoutes } from './routes/health.js';
@@ -92,6 +93,7 @@ export async function buildApp(deps: ApiDeps): Promise<FastifyInstance> {
     registerConfirmationRoutes(app, res, routes);
     registerRunRoutes(app, res, routes);
     registerAgentRoutes(app, res, routes);
+    registerAuditRoutes(app, res, routes);
     openapi = buildOpenApi(routes, API_VERSION, [...HEALTH_ROUTES, ...SERVICE_ROUTES]);
     registerServiceRoutes(app, openapi, API_VERSION);
   }

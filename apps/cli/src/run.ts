@@ -30,9 +30,9 @@ const HANDLERS: Record<string, () => Promise<Handler>> = {
   cleanup: async () => (await import('./commands/runs.js')).cleanupCommand,
   restart: async () => (await import('./commands/runs.js')).restartCommand,
   'desk telemetry': async () => (await import('./commands/desk-audit.js')).deskTelemetryCommand,
-  'audit verify': async () => (await import('./commands/desk-audit.js')).auditVerifyCommand,
-  'audit export': async () => (await import('./commands/desk-audit.js')).auditExportCommand,
-  'audit replay': async () => (await import('./commands/desk-audit.js')).auditReplayCommand,
+  'audit verify': async () => (await import('./commands/audit-commands.js')).auditVerifyCommand,
+  'audit export': async () => (await import('./commands/audit-commands.js')).auditExportCommand,
+  'audit replay': async () => (await import('./commands/audit-commands.js')).auditReplayCommand,
 };
 
 function millis(raw: string | true | undefined, name: string, fallback: number): number | Outcome {

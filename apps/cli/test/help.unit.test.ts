@@ -21,7 +21,7 @@ describe('ito --help', () => {
       expect(line.includes(PREVIEW_MARK), v.name).toBe(v.availability === 'preview');
     }
     expect(text).toContain(`${PREVIEW_MARK}: the verb is wired, but the server does not offer its route yet`);
-    expect(renderHelp('ito', table, 'audit verify', '')).toContain(PREVIEW_MARK);
+    expect(renderHelp('ito', table, 'desk telemetry', '')).toContain(PREVIEW_MARK);
     expect(renderHelp('ito', table, 'train', '')).not.toContain(PREVIEW_MARK);
   });
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-import { createLogger, loadConfigOrExit, type Logger } from '@ito/config';
+import { ConfigError, createLogger, loadConfigOrExit, type Logger } from '@ito/config';
 import { QueueStoreUnfitError } from '@ito/queue';
 import { parseArgs, USAGE, UsageError } from './args.js';
 import { runMigrate } from './migrate.js';
@@ -58,6 +58,11 @@ async function main(): Promise<void> {
       process.stderr.write(`ito-server: refusing to start: ${err.message}\n`);
       exitAfterFlush(logger, EXIT_UNFIT_STORE);
       return;
+    }
+    if (err instanceof ConfigError) {
+      // As for any bad variable: one line naming it, exit 2.
+      process.stderr.write(`${err.message}\n`);
+      process.exit(2);
     }
     logger.error({ err: { message: (err as Error).message } }, 'ito-server failed to start');
     exitAfterFlush(logger, 1);

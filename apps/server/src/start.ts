@@ -8,7 +8,8 @@ import type { Role } from './args.js';
 import { closePool, createPool, openLedgerDatabase } from './database.js';
 import { startMonitorRole } from './roles/monitor-role.js';
 import { runShutdown, type ShutdownStep } from './shutdown.js';
-import { startRegisteredWorkers } from './workers/registry.js';
+import { auditDigestRegistration, loadAuditSigningKey } from './workers/audit-digest.js';
+import { WORKER_REGISTRATIONS, startRegisteredWorkers } from './workers/registry.js';
 
 export interface RunningServer {
   /** Graceful stop; resolves true when every step was clean. Idempotent. */
@@ -25,6 +26,8 @@ export async function startServer(cfg: ItoConfig, roles: Role[], logger: Logger)
   let stopping: Promise<boolean> | null = null;
   const stop = () => (stopping ??= runShutdown([...steps].reverse(), logger));
 
+  // Read before anything starts, so a bad key file stops the process before it holds any resource.
+  const signingKey = roles.includes('worker') && cfg.ITO_AUDIT_SIGNING_KEY_FILE ? await loadAuditSigningKey(cfg.ITO_AUDIT_SIGNING_KEY_FILE) : null;
   try {
     const db = await openLedgerDatabase(cfg, logger);
     steps.push({ name: 'database', run: () => db.release() });
@@ -59,7 +62,7 @@ export async function startServer(cfg: ItoConfig, roles: Role[], logger: Logger)
           nodeAliveWithinMs: cfg.ITO_HEARTBEAT_INTERVAL_S * cfg.ITO_HEARTBEAT_MISSES * 1000,
           checkpoints: storageCheckpointRemover(defaultStorageRegistry()),
         },
-      });
+      }, signingKey ? [...WORKER_REGISTRATIONS, auditDigestRegistration(signingKey, cfg.ITO_AUDIT_DIGEST_INTERVAL_S * 1000)] : WORKER_REGISTRATIONS);
       const evaluator = createRunEvaluator(createJobClient(kit, pipelineJobs), workerLog);
       const relay = startRelay(runLedger, orchestratorProjection(evaluator), evaluator, workerLog, { listenOn: { pool, channel: RUN_EVENTS_CHANNEL } });
       // Stopped before the queue closes: its last batch may still be enqueueing.

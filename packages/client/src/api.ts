@@ -92,8 +92,11 @@ export class ItoApi {
   auditEvents(query: { after?: string | number | undefined; limit?: number | undefined }): Promise<Envelope<Record<string, unknown>>> {
     return this.http.get('/audit/events', query);
   }
-  auditDigest(query: { as_of?: string | undefined } = {}): Promise<Envelope<Record<string, unknown>>> {
-    return this.http.get('/audit/digest', query);
+  auditDigest(): Promise<Envelope<Record<string, unknown>>> {
+    return this.http.get('/audit/digest', {});
+  }
+  auditReplay(query: { as_of?: string | undefined; run_id?: string | undefined } = {}): Promise<Envelope<Record<string, unknown>>> {
+    return this.http.get('/audit/replay', query);
   }
 
   private runRecovery(idempotencyKey: string): Recovery {

@@ -44,6 +44,9 @@ export const envSchema = z.object({
   ITO_REQUEST_TIMEOUT_MS: z.coerce.number().int().min(1).max(3_600_000).default(30_000),
   ITO_NODE_CREDENTIAL: z.string().min(1).optional(),
   ITO_SIM_FAULTS: z.string().optional(),
+  /** A path, never the key: the server reads the Ed25519 private key (PEM) from this file. */
+  ITO_AUDIT_SIGNING_KEY_FILE: z.string().regex(/^\//, 'expected an absolute path').max(4096).optional(),
+  ITO_AUDIT_DIGEST_INTERVAL_S: z.coerce.number().int().min(1).max(86_400).default(300),
 });
 
 export type RawEnv = z.output<typeof envSchema>;

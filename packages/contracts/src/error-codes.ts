@@ -56,6 +56,7 @@ export const ERROR_CODES = {
 
   invalid_state: { status: 409, retryable: false },
   gate_failed: { status: 409, retryable: false },
+  audit_verification_failed: { status: 409, retryable: false },
 
   timeout: { status: 504, retryable: true },
   transport_ambiguous: { status: 502, retryable: true },

@@ -3,7 +3,7 @@ import { CLIENT_MANIFEST_CODES, ERROR_CODES, exitCodeFor, type ErrorCode } from 
 import { CONTRACT_DOC, code, section, tableRows } from '../../../test/support/contract-doc.js';
 
 /** Codes only the client raises: the server never answers with them, so the contract shows no HTTP status. */
-const CLIENT_ONLY: readonly string[] = [...CLIENT_MANIFEST_CODES, 'timeout', 'transport_ambiguous', 'connect_failed'];
+const CLIENT_ONLY: readonly string[] = [...CLIENT_MANIFEST_CODES, 'timeout', 'transport_ambiguous', 'connect_failed', 'audit_verification_failed'];
 
 const documented = tableRows(section(CONTRACT_DOC, 'Error codes')).map(([name, status, exit, retryable, meaning]) => ({
   code: code(name!),

@@ -1,9 +1,9 @@
-export { canonicalJson, sha256Hex } from './canonical-json.js';
+
 export { migrationsFolder, migrateDatabase } from './migrate.js';
 export { VersionConflictError } from './errors.js';
 export { createLedger, type CreateLedgerOptions } from './ledger.js';
 export { findIdempotencyResult } from './idempotency.js';
-export { contentHash, linkHash, type ChainLink, type EventContent } from './hashing.js';
+export type { ChainLink, EventContent } from './hashing.js';
 export type {
   AppendOptions,
   AppendResult,
@@ -26,3 +26,17 @@ export type {
 } from './types.js';
 export * as ledgerSchema from './schema.js';
 export { listen, type PgListener, type ListenHandlers } from './listen.js';
+export * from './audit.js';
+export {
+  AUDIT_DIGEST_EVENT,
+  AUDIT_DIGEST_STREAM,
+  SYSTEM_TENANT,
+  anchorFor,
+  currentDigest,
+  latestPublishedDigest,
+  publishDigest,
+  readTenantRecords,
+  tenantHeadsAt,
+  verifyTenantChain,
+} from './audit-read.js';
+export { ProjectionRegistry, replayProjections, type AsOf, type FieldDifference, type ReplayOptions, type ReplayResult, type ReplayTable, type ReplayableProjection } from './replay.js';

@@ -61,6 +61,35 @@ export const eventChain = pgTable(
 );
 
 /**
+ * One hash chain per tenant, beside the global one, so a tenant's events can be exported and verified without
+ * any other tenant's: written by the sealer, following `event_chain` in `seq` order (so links sealed before this
+ * table existed are chained on the sealer's next pass, and the global chain is untouched).
+ *
+ * Rules:
+ * - `(tenant_id, tenant_seq)` is gap free from 1 per tenant; `prev_hash` is the tenant's previous `hash`.
+ * - `hash` = sha256 over canonical JSON of {tenantId, tenantSeq, position, streamVersion, contentHash, prevHash}.
+ * - `seq` is the global link this one follows: the tenants' heads as of any global link are the rows with the
+ *   highest `tenant_seq` at or below it, which the published digests fold into one root (docs/audit.md).
+ * - Insert only, under the sealer's advisory lock.
+ */
+export const tenantChain = pgTable(
+  'tenant_chain',
+  {
+    tenantId: text('tenant_id').notNull(),
+    tenantSeq: bigint('tenant_seq', { mode: 'number' }).notNull(),
+    seq: bigint('seq', { mode: 'number' }).notNull(),
+    position: bigint('position', { mode: 'number' }).notNull(),
+    prevHash: text('prev_hash'),
+    hash: text('hash').notNull(),
+  },
+  (t) => [
+    primaryKey({ name: 'tenant_chain_pk', columns: [t.tenantId, t.tenantSeq] }),
+    uniqueIndex('tenant_chain_seq_uq').on(t.seq),
+    uniqueIndex('tenant_chain_position_uq').on(t.position),
+  ],
+);
+
+/**
  * Idempotency keys: one row per (tenant, key), written in the same transaction as the events the request
  * produced, so a key exists if and only if its effects do. `fingerprint` identifies the request; the same key
  * with another fingerprint is a reuse, never a replay.

@@ -1,5 +1,6 @@
 import type pg from 'pg';
 import { linkHash } from './hashing.js';
+import { sealTenantLinks } from './tenant-sealer.js';
 
 /**
  * The sealer extends the hash chain after commit, so appends never queue behind a global lock: they commit
@@ -35,13 +36,13 @@ export async function sealPending(pool: pg.Pool, batchSize = 5000): Promise<numb
   for (;;) {
     const sealed = await sealOneBatch(pool, batchSize);
     if (sealed === null) return total;
-    total += sealed;
-    if (sealed < batchSize) return total;
+    total += sealed.global;
+    if (sealed.global < batchSize && sealed.tenant < batchSize) return total;
   }
 }
 
-/** null when another sealer holds the lock. */
-async function sealOneBatch(pool: pg.Pool, batchSize: number): Promise<number | null> {
+/** null when another sealer holds the lock; else the global links and the tenant links it wrote. */
+async function sealOneBatch(pool: pg.Pool, batchSize: number): Promise<{ global: number; tenant: number } | null> {
   const client = await pool.connect();
   try {
     await client.query('begin');
@@ -60,8 +61,9 @@ async function sealOneBatch(pool: pg.Pool, batchSize: number): Promise<number | 
         : { name: 'ito_ledger_seal_from_start', text: NEXT_BATCH_FROM_START, values: [batchSize] },
     );
     if (rows.length === 0) {
+      const tenant = await sealTenantLinks(client, batchSize);
       await client.query('commit');
-      return 0;
+      return { global: 0, tenant };
     }
     let seq = head ? Number(head.seq) : 0;
     let prevHash: string | null = head?.hash ?? null;
@@ -84,8 +86,9 @@ async function sealOneBatch(pool: pg.Pool, batchSize: number): Promise<number | 
       prevHash = hash;
     }
     await client.query(INSERT_LINKS_SQL, [cols.seq, cols.position, cols.txid, cols.prev, cols.hash]);
+    const tenant = await sealTenantLinks(client, batchSize);
     await client.query('commit');
-    return rows.length;
+    return { global: rows.length, tenant };
   } catch (err) {
     await client.query('rollback').catch(() => undefined);
     throw err;

@@ -21,7 +21,18 @@ export const bookingsProjection: InlineProjection & { reset(client: pg.PoolClien
   name: 'bookings',
   handles: [...BOOKING_EVENT_TYPES],
   async apply(client, events) {
-    for (const event of events) await applyOne(client, event);
+    // A status change only ever moves a row to a later version, so of a batch's changes to one booking only the
+    // latest can show: one UPDATE per booking instead of one per event (what makes a rebuild fast).
+    const latest = new Map<string, StoredEvent>();
+    for (const event of events) {
+      if (event.type === 'BookingRecorded') await applyOne(client, event);
+      else if (event.type === 'BookingStatusChanged') {
+        const id = (event.data as unknown as BookingEventMap['BookingStatusChanged']).booking_id;
+        const seen = latest.get(id);
+        if (!seen || seen.streamVersion < event.streamVersion) latest.set(id, event);
+      }
+    }
+    for (const event of latest.values()) await applyOne(client, event);
   },
   async reset(client) {
     await client.query('delete from bookings');

@@ -1,0 +1,14 @@
+import { ProjectionRegistry } from '@ito/ledger';
+import { bookingsProjection } from '../projections/bookings-projection.js';
+import { runsProjection } from '../projections/runs-projection.js';
+import { tasksProjection } from '../projections/tasks-projection.js';
+
+/**
+ * Every projection an auditor's replay rebuilds and compares, in the order of INLINE_PROJECTIONS (the tasks
+ * projection reads the run rows the runs projection wrote). A projection added later joins the replay by
+ * registering here, with the tables it writes.
+ */
+export const auditProjections = new ProjectionRegistry()
+  .register({ ...runsProjection, tables: [{ name: 'runs', key: ['run_id'], tenantColumn: 'tenant_id' }] })
+  .register({ ...tasksProjection, tables: [{ name: 'tasks', key: ['task_id'], tenantColumn: 'tenant_id' }] })
+  .register({ ...bookingsProjection, tables: [{ name: 'bookings', key: ['booking_id'], tenantColumn: 'tenant_id' }] });

@@ -1,0 +1,176 @@
+import { open, rm } from 'node:fs/promises';
+import type { KeyObject } from 'node:crypto';
+import { isAbsolute } from 'node:path';
+import type { ItoApi } from '@ito/client';
+import { fail, ok, type Envelope } from '@ito/contracts';
+import {
+  EXPORT_FORMAT,
+  TenantChainWalker,
+  exportHeaderLine,
+  exportRecordLine,
+  exportTrailerLine,
+  rootFromProof,
+  schemaVersionsOf,
+  verifyDigestSignature,
+  type AuditRecord,
+  type ExportAnchor,
+  type ProofStep,
+  type SignedDigest,
+} from '@ito/ledger/audit';
+import { columnsOf, keyValue, table } from '../human/format.js';
+import { usageOutcome, type Outcome } from '../output.js';
+import { readPublicKey, verifyExportFile } from './audit-files.js';
+import { flag, type Handler } from './handler.js';
+
+/** Bounds the paging so a misbehaving server cannot keep us looping forever (1000 records a page). */
+const MAX_PAGES = 1_000_000;
+const PAGE = 1000;
+
+interface DigestAnswer {
+  tenant_id: string;
+  head: { tenant_seq: number; hash: string } | null;
+  published: SignedDigest | null;
+  anchor: { leaf: { tenant_seq: number; hash: string }; proof: ProofStep[] } | null;
+}
+
+/** Pages through the tenant's records in order, handing each page to `onPage`. */
+async function eachPage(api: ItoApi, onPage: (records: AuditRecord[]) => Promise<boolean> | boolean): Promise<Envelope<null>> {
+  let after = 0;
+  for (let page = 0; page < MAX_PAGES; page++) {
+    const answer = await api.auditEvents({ after, limit: PAGE });
+    if (!answer.ok) return answer;
+    const records = (answer.data.records ?? []) as AuditRecord[];
+    if (!(await onPage(records))) return ok(null);
+    const next = answer.data.next_after;
+    if (typeof next !== 'number' || next <= after) return ok(null);
+    after = next;
+  }
+  return ok(null);
+}
+
+const verificationFailed = (reason: string, details: Record<string, unknown>, liveApiContacted: boolean): Outcome => ({
+  envelope: fail('audit_verification_failed', reason, { details, liveApiContacted }),
+});
+
+async function publicKeyFlag(path: string | undefined): Promise<KeyObject | null | Outcome> {
+  if (path === undefined) return null;
+  if (!isAbsolute(path)) return usageOutcome('--public-key needs an absolute path');
+  try {
+    return await readPublicKey(path);
+  } catch {
+    return usageOutcome('--public-key is not a readable Ed25519 public key (PEM)');
+  }
+}
+
+const isOutcome = (v: unknown): v is Outcome => typeof v === 'object' && v !== null && 'envelope' in v;
+
+export const auditVerifyCommand: Handler = async (cmd, ctx) => {
+  const key = await publicKeyFlag(flag(cmd, 'public-key'));
+  if (isOutcome(key)) return key;
+  const file = flag(cmd, 'export');
+  if (file !== undefined) return verifyExport(file, key);
+
+  const api = await ctx.api();
+  const digestAnswer = await api.auditDigest();
+  if (!digestAnswer.ok) return { envelope: digestAnswer };
+  const digest = digestAnswer.data as unknown as DigestAnswer;
+  const keep = [digest.head?.tenant_seq, digest.anchor?.leaf.tenant_seq].filter((n): n is number => typeof n === 'number');
+  const walker = new TenantChainWalker(digest.tenant_id, new Set(keep));
+  const paged = await eachPage(api, (records) => records.every((r) => walker.push(r)) && records.length > 0);
+  if (!paged.ok) return { envelope: paged };
+  const chain = walker.verdict();
+  if (!chain.ok) return verificationFailed(chain.reason, { first_bad_position: chain.first_bad_position, checked: chain.checked }, true);
+  if (digest.head && walker.hashAt(digest.head.tenant_seq) !== digest.head.hash) {
+    return verificationFailed('the chain the server serves does not lead to the head it names', { checked: chain.checked }, true);
+  }
+  const anchor = checkAnchor(digest.tenant_id, digest.published, digest.anchor, walker, key);
+  if (typeof anchor !== 'string') return verificationFailed(anchor.reason, { checked: chain.checked }, true);
+  return {
+    envelope: ok({ tenant_id: digest.tenant_id, verified: true, checked: chain.checked, head: chain.head, anchor, anchored_digest: digest.published?.digest ?? null }),
+    human: (d) => keyValue(d),
+  };
+};
+
+function checkAnchor(
+  tenantId: string,
+  published: SignedDigest | null,
+  anchor: DigestAnswer['anchor'],
+  walker: TenantChainWalker,
+  key: KeyObject | null,
+): 'signature_verified' | 'unsigned_anchor' | 'none' | { reason: string } {
+  if (!published || !anchor) return key ? { reason: 'the server has published no signed digest that covers this tenant' } : 'none';
+  if (walker.hashAt(anchor.leaf.tenant_seq) !== anchor.leaf.hash) return { reason: `the chain does not lead to the anchored link ${anchor.leaf.tenant_seq}` };
+  const root = rootFromProof({ tenantId, tenantSeq: anchor.leaf.tenant_seq, hash: anchor.leaf.hash }, anchor.proof);
+  if (root !== published.digest.tenants_root) return { reason: "the anchor's path does not reach the published digest's root" };
+  if (!key) return 'unsigned_anchor';
+  return verifyDigestSignature(published, key) ? 'signature_verified' : { reason: "the published digest's signature does not verify with the given public key" };
+}
+
+async function verifyExport(file: string, key: KeyObject | null): Promise<Outcome> {
+  if (!isAbsolute(file)) return usageOutcome('--export needs an absolute path');
+  let verdict;
+  try {
+    verdict = await verifyExportFile(file, key);
+  } catch {
+    return usageOutcome('the export file cannot be read');
+  }
+  if (!verdict.ok) return verificationFailed(verdict.reason, { first_bad_position: verdict.first_bad_position, line: verdict.line, checked: verdict.checked }, false);
+  return { envelope: ok({ ...verdict, verified: true, file }, { liveApiContacted: false }), human: (d) => keyValue(d) };
+}
+
+export const auditExportCommand: Handler = async (cmd, ctx) => {
+  const out = flag(cmd, 'out')!;
+  if (!isAbsolute(out)) return usageOutcome('--out needs an absolute path');
+  const api = await ctx.api();
+  const digestAnswer = await api.auditDigest();
+  if (!digestAnswer.ok) return { envelope: digestAnswer };
+  const digest = digestAnswer.data as unknown as DigestAnswer;
+  const anchor: ExportAnchor | null = digest.published && digest.anchor ? { signed: digest.published, ...digest.anchor } : null;
+
+  // Created new, private to the auditor; a failure part way removes it, so no cut-short export is left behind.
+  const handle = await open(out, 'wx', 0o600);
+  let complete = false;
+  try {
+    await handle.write(`${exportHeaderLine({ format: EXPORT_FORMAT, tenant_id: digest.tenant_id, exported_at: new Date().toISOString(), anchor })}\n`);
+    let count = 0;
+    let head: { tenant_seq: number; hash: string } | null = null;
+    const versions: Record<string, number[]> = {};
+    const paged = await eachPage(api, async (records) => {
+      if (records.length === 0) return false;
+      await handle.write(records.map((r) => `${exportRecordLine(r)}\n`).join(''));
+      schemaVersionsOf(records, versions);
+      count += records.length;
+      const last = records[records.length - 1]!;
+      head = { tenant_seq: last.tenant_seq, hash: last.hash };
+      return true;
+    });
+    if (!paged.ok) return { envelope: paged };
+    await handle.write(`${exportTrailerLine({ end: true, count, head, schema_versions: versions })}\n`);
+    complete = true;
+    return {
+      envelope: ok({ out, tenant_id: digest.tenant_id, records: count, head, anchored: anchor !== null, schema_versions: versions }),
+      human: (d) => `wrote ${String(d.records)} records of tenant ${String(d.tenant_id)} to ${String(d.out)}\n`,
+    };
+  } finally {
+    await handle.close();
+    if (!complete) await rm(out, { force: true });
+  }
+};
+
+export const auditReplayCommand: Handler = async (cmd, ctx) => {
+  const asOf = flag(cmd, 'as-of');
+  if (asOf !== undefined && !/^(\d{1,15}|\d{4}-\d\d-\d\dT[\d:.]+(Z|[+-]\d\d:\d\d))$/.test(asOf)) {
+    return usageOutcome('--as-of must be a ledger position or an ISO 8601 instant with an offset');
+  }
+  const answer = await (await ctx.api()).auditReplay({ as_of: asOf, run_id: flag(cmd, 'run') });
+  return {
+    envelope: answer,
+    human: (d: Record<string, unknown>) => {
+      const rows = (Array.isArray(d.differences) ? d.differences : d.runs) as Record<string, unknown>[] | undefined;
+      const head = keyValue(Object.fromEntries(Object.entries(d).filter(([k]) => !['differences', 'runs', 'tasks'].includes(k))));
+      if (!rows || rows.length === 0) return head;
+      const cols = Array.isArray(d.differences) ? ['table', 'run_id', 'field', 'live', 'replayed'] : ['run_id', 'state', 'stage', 'version', 'updated_at'];
+      return head + table(rows, columnsOf(rows, cols));
+    },
+  };
+};

@@ -1,0 +1,25 @@
+import { canonicalJson, sha256Hex } from '../canonical-json.js';
+
+/** One link of a tenant's own chain: what the sealer knows of the event, plus the tenant's previous link. */
+export interface TenantLink {
+  tenantId: string;
+  tenantSeq: number;
+  position: number;
+  streamVersion: number;
+  contentHash: string;
+  prevHash: string | null;
+}
+
+/** sha256 over the canonical JSON of the link's fields (schema.ts `tenant_chain`, docs/audit.md). */
+export function tenantLinkHash(l: TenantLink): string {
+  return sha256Hex(
+    canonicalJson({
+      tenantId: l.tenantId,
+      tenantSeq: l.tenantSeq,
+      position: l.position,
+      streamVersion: l.streamVersion,
+      contentHash: l.contentHash,
+      prevHash: l.prevHash,
+    }),
+  );
+}

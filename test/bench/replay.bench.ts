@@ -1,0 +1,184 @@
+/**
+ * `npm run bench:replay -- --json [--events N] [--appends A]`
+ *
+ * In a scratch database (created, migrated, dropped afterwards) on ITO_DATABASE_URL's server (default the local
+ * one), in one run:
+ *  1. append latency on the empty ledger: A sequential ledger.append calls (one event, a new stream each);
+ *  2. a ledger of N events (default 1,000,000) for one tenant, written with batched multi-row INSERTs (unnest
+ *     of arrays, 10,000 rows a statement) with correct content hashes, then sealed by the sealer (global and
+ *     tenant chains); the mix: bookings (one BookingRecorded and 24 BookingStatusChanged each, applied by the
+ *     bookings projection) for half the events, and events no projection handles for the other half; the live
+ *     bookings table is then built from them once (ledger.rebuild), as the inline projection would have;
+ *  3. a plain ordered scan of the events table through node-pg (keyset pages of 5,000 by position): the
+ *     baseline rate;
+ *  4. verify: the tenant chain (what `ito audit verify` recomputes) and the global chain (ledger.verify());
+ *  5. rebuild: replayProjections with every projection the API registers, into a scratch schema, compared
+ *     with the live tables;
+ *  6. append latency again, on the N-event ledger.
+ * Reports events/s of each beside the scan, and the append p50/p99 on both ledgers.
+ */
+import pg from 'pg';
+import { ok } from '../../packages/contracts/src/index.js';
+import { contentHash, createLedger, migrateDatabase, replayProjections, verifyTenantChain } from '../../packages/ledger/src/index.js';
+import { auditProjections } from '../../apps/api/src/audit/audit-projections.js';
+import { bookingsProjection } from '../../apps/api/src/projections/bookings-projection.js';
+import { createScratchDatabase } from '../support/scratch-db.js';
+
+const args = process.argv.slice(2);
+const json = args.includes('--json');
+const flag = (name: string, dflt: number): number => {
+  const i = args.indexOf(name);
+  const value = i >= 0 ? Number(args[i + 1]) : dflt;
+  if (!Number.isInteger(value) || value <= 0) throw new Error(`${name} must be a positive integer`);
+  return value;
+};
+const EVENTS = flag('--events', 1_000_000);
+const APPENDS = flag('--appends', 2_000);
+const TENANT = 'ten_bench';
+const BATCH = 10_000;
+const adminUrl = process.env.ITO_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+const say = (line: string): void => {
+  if (!json) process.stderr.write(`${line}\n`);
+};
+const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? 0;
+const round = (n: number, d = 0) => Number(n.toFixed(d));
+
+async function timed<T>(fn: () => Promise<T>): Promise<{ value: T; seconds: number }> {
+  const t0 = process.hrtime.bigint();
+  const value = await fn();
+  return { value, seconds: Number(process.hrtime.bigint() - t0) / 1e9 };
+}
+
+async function appendLatency(pool: pg.Pool, label: string): Promise<{ p50_ms: number; p99_ms: number }> {
+  const ledger = createLedger({ pool });
+  const ms: number[] = [];
+  for (let i = 0; i < APPENDS; i++) {
+    const t0 = process.hrtime.bigint();
+    await ledger.append(`lat-${label}-${i}`, [{ type: 'LatencyProbe', data: { i, label } }], { tenantId: TENANT, expectedVersion: 'no_stream' });
+    ms.push(Number(process.hrtime.bigint() - t0) / 1e6);
+  }
+  ms.sort((a, b) => a - b);
+  return { p50_ms: round(percentile(ms, 50), 3), p99_ms: round(percentile(ms, 99), 3) };
+}
+
+/** The i-th event of the generated ledger: bookings of 25 events each on even slots, filler on odd ones. */
+function eventAt(i: number, at: Date): { stream: string; version: number; type: string; data: Record<string, unknown> } {
+  if (i % 2 === 1) return { stream: `filler-${Math.floor(i / 50)}`, version: (Math.floor(i / 2) % 25) + 1, type: 'BenchFiller', data: { i, note: 'not projected' } };
+  const slot = i / 2;
+  const booking = `bkg_bench_${Math.floor(slot / 25)}`;
+  const version = (slot % 25) + 1;
+  if (version === 1) {
+    return {
+      stream: `booking-${booking}`,
+      version,
+      type: 'BookingRecorded',
+      data: {
+        booking_id: booking, status: 'completed', gpu: 'h200', nodes: 2, gpus_per_node: 8, region: 'us-east-1', fabric: 'infiniband',
+        term_start: at.toISOString(), term_end: new Date(at.getTime() + 86_400_000).toISOString(), rate_usd_per_gpu_hour: 2.5, node_inventory: [],
+      },
+    };
+  }
+  return { stream: `booking-${booking}`, version, type: 'BookingStatusChanged', data: { booking_id: booking, status: version % 2 ? 'completed' : 'pending', reason: 'bench' } };
+}
+
+async function generate(pool: pg.Pool): Promise<void> {
+  const at = new Date(Math.floor(Date.now()));
+  const metadata = { actor: 'bench' };
+  for (let start = 0; start < EVENTS; start += BATCH) {
+    const cols = { stream: [] as string[], version: [] as number[], type: [] as string[], data: [] as string[], hash: [] as string[] };
+    for (let i = start; i < Math.min(EVENTS, start + BATCH); i++) {
+      const e = eventAt(i, at);
+      cols.stream.push(e.stream);
+      cols.version.push(e.version);
+      cols.type.push(e.type);
+      cols.data.push(JSON.stringify(e.data));
+      cols.hash.push(contentHash({ tenantId: TENANT, streamId: e.stream, type: e.type, schemaVersion: 1, data: e.data, metadata, recordedAt: at }));
+    }
+    await pool.query(
+      `insert into events (stream_id, stream_version, tenant_id, type, schema_version, data, metadata, recorded_at, content_hash)
+       select s, v, $6, t, 1, d::jsonb, $7::jsonb, $8::timestamptz, h from unnest($1::text[], $2::int[], $3::text[], $4::text[], $5::text[]) as x(s, v, t, d, h)`,
+      [cols.stream, cols.version, cols.type, cols.data, cols.hash, TENANT, JSON.stringify(metadata), at.toISOString()],
+    );
+  }
+}
+
+async function plainScan(pool: pg.Pool): Promise<number> {
+  let after = 0;
+  let n = 0;
+  for (;;) {
+    const { rows } = await pool.query<{ position: string }>({
+      name: 'bench_scan',
+      text: `select position::text as position, stream_id, stream_version, tenant_id, type, schema_version, data, metadata, recorded_at,
+               transaction_id::text as transaction_id from events where position > $1 order by position limit 5000`,
+      values: [after],
+    });
+    if (rows.length === 0) return n;
+    n += rows.length;
+    after = Number(rows[rows.length - 1]!.position);
+  }
+}
+
+async function main(): Promise<void> {
+  const db = await createScratchDatabase(adminUrl, 'ito_bench_replay');
+  const pool = new pg.Pool({ connectionString: db.url, max: 4 });
+  try {
+    await migrateDatabase(db.url);
+    say(`appending ${APPENDS} events to the empty ledger…`);
+    const emptyAppend = await appendLatency(pool, 'empty');
+    say(`writing ${EVENTS} events…`);
+    const gen = await timed(() => generate(pool));
+    await pool.query('vacuum analyze events');
+    const ledger = createLedger({ pool });
+    // The rows were written past the inline projections; build the live bookings table from them once.
+    await ledger.rebuild(bookingsProjection);
+    say('sealing…');
+    const seal = await timed(async () => {
+      let total = 0;
+      for (let n = await ledger.sealPending(); n > 0; n = await ledger.sealPending()) total += n;
+      return total;
+    });
+    await pool.query('vacuum analyze');
+    const total = Number((await pool.query('select count(*) as n from events')).rows[0].n);
+    say('scanning, verifying, rebuilding…');
+    const scan = await timed(() => plainScan(pool));
+    const tenantVerify = await timed(() => verifyTenantChain(pool, TENANT));
+    const globalVerify = await timed(() => ledger.verify());
+    const rebuild = await timed(() => replayProjections(pool, auditProjections, { tenantId: TENANT }));
+    say(`appending ${APPENDS} events to the ${total}-event ledger…`);
+    const fullAppend = await appendLatency(pool, 'full');
+
+    const rate = (n: number, s: number) => round(n / s);
+    const scanRate = rate(scan.value, scan.seconds);
+    const data = {
+      events: total,
+      generate: { seconds: round(gen.seconds, 1), events_per_s: rate(EVENTS, gen.seconds) },
+      seal: { sealed: seal.value, seconds: round(seal.seconds, 1), events_per_s: rate(seal.value, seal.seconds) },
+      plain_scan: { events: scan.value, events_per_s: scanRate },
+      verify_tenant: { ok: tenantVerify.value.ok, events: tenantVerify.value.checked, events_per_s: rate(tenantVerify.value.checked, tenantVerify.seconds), ratio_to_scan: round(rate(tenantVerify.value.checked, tenantVerify.seconds) / scanRate, 3) },
+      verify_global: { ok: globalVerify.value.ok, events: globalVerify.value.checked, events_per_s: rate(globalVerify.value.checked, globalVerify.seconds), ratio_to_scan: round(rate(globalVerify.value.checked, globalVerify.seconds) / scanRate, 3) },
+      rebuild: {
+        events: rebuild.value.applied,
+        events_per_s: rate(rebuild.value.applied, rebuild.seconds),
+        ratio_to_scan: round(rate(rebuild.value.applied, rebuild.seconds) / scanRate, 3),
+        differences: rebuild.value.difference_count,
+        projections: auditProjections.all().map((p) => p.name),
+      },
+      append_empty: emptyAppend,
+      append_full: fullAppend,
+      append_p99_ratio: round(fullAppend.p99_ms / emptyAppend.p99_ms, 3),
+    };
+    const goals = {
+      rebuild_at_least_half_scan: data.rebuild.ratio_to_scan >= 0.5,
+      rebuild_at_least_50k_per_s: data.rebuild.events_per_s >= 50_000,
+      verify_at_least_100k_per_s: data.verify_tenant.events_per_s >= 100_000 && data.verify_global.events_per_s >= 100_000,
+      append_p99_within_1_5x: data.append_p99_ratio <= 1.5,
+    };
+    if (json) process.stdout.write(`${JSON.stringify(ok({ ...data, goals }, { liveApiContacted: false }))}\n`);
+    else process.stdout.write(`${JSON.stringify({ ...data, goals }, null, 2)}\n`);
+  } finally {
+    await pool.end();
+    await db.drop();
+  }
+}
+
+await main();
