@@ -107,9 +107,10 @@ async function plainScan(pool: pg.Pool): Promise<number> {
   let n = 0;
   for (;;) {
     const { rows } = await pool.query<{ position: string }>({
+      // Qualified: the select list renames position to text, and an unqualified ORDER BY would sort those strings.
       name: 'bench_scan',
       text: `select position::text as position, stream_id, stream_version, tenant_id, type, schema_version, data, metadata, recorded_at,
-               transaction_id::text as transaction_id from events where position > $1 order by position limit 5000`,
+               transaction_id::text as transaction_id from events where events.position > $1 order by events.position limit 5000`,
       values: [after],
     });
     if (rows.length === 0) return n;
