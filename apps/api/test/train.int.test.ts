@@ -194,6 +194,42 @@ describe('POST /v1/runs — every gate fails closed, in order, leaving nothing b
     expect(started.status).toBe(201);
   });
 
+  it('a request failing several gates is refused by the earliest, for every pair of adjacent gates', async () => {
+    const seed = await seedTenant(api);
+    const ref = await trainConfirmation(api, seed);
+    const pending = await trainConfirmation(api, seed, EXAMPLE_MANIFEST, { approve: false });
+    const secret = mutate((m) => (m.data[0].ref = 's3://AKIAIOSFODNN7EXAMPLE:wJalrXUtnFEMI%2FK7MDENG@acme-training-data/x/'));
+    const badBooking = { ...trainBody(seed, 'cfm_unknown'), booking_id: 'bkg_unknown' };
+    const badManifest = { ...trainBody(seed, 'cfm_unknown'), manifest: secret, manifest_digest: manifestDigest(secret) };
+    const badDigest = { ...trainBody(seed, 'cfm_unknown'), manifest_digest: manifestDigest('other') };
+    const cases: Array<[string, unknown, string | undefined, string | undefined, string]> = [
+      // 1 before 2, 3, 4, 5: no credential, no key, unknown booking, a secret in the manifest, unknown confirmation.
+      ['1 < 2..5', { ...badManifest, booking_id: 'bkg_unknown' }, undefined, undefined, 'unauthenticated'],
+      ['1 (scope) < 3..5', badBooking, seed.approver, 'k-many-1', 'forbidden'],
+      // 2 before 3..5.
+      ['2 < 3..5', { ...badManifest, booking_id: 'bkg_unknown' }, seed.requester, undefined, 'idempotency_key_required'],
+      ['2 (shape) < 3..5', badBooking, seed.requester, 'has space', 'idempotency_key_invalid'],
+      // 3 before 4 and 5.
+      ['3 < 4, 5', { ...badManifest, booking_id: 'bkg_unknown' }, seed.requester, 'k-many-3', 'booking_not_found'],
+      // 4 before 5, each of its checks.
+      ['4 (secret) < 5', badManifest, seed.requester, 'k-many-4a', 'manifest_contains_secret'],
+      ['4 (digest) < 5', badDigest, seed.requester, 'k-many-4b', 'manifest_digest_mismatch'],
+      ['4 (digest) < 5 (pending)', { ...trainBody(seed, pending), manifest_digest: manifestDigest('other') }, seed.requester, 'k-many-4c', 'manifest_digest_mismatch'],
+    ];
+    expect(cases.length).toBe(8);
+    for (const [, body, key, idem, code] of cases) await refused(seed, body, key, idem, code);
+    // 5 before 6: under a policy gate 6 would refuse, an unapproved confirmation answers first.
+    await api.admin.setTenantPolicy({ tenantId: seed.tenant.tenant_id, policy: { allowed_licenses: ['mit'] } });
+    try {
+      await refused(seed, trainBody(seed, pending), seed.requester, 'k-many-5', 'confirmation_pending');
+      await refused(seed, trainBody(seed, ref), seed.requester, 'k-many-6', 'data_policy_violation');
+    } finally {
+      await api.admin.setTenantPolicy({ tenantId: seed.tenant.tenant_id, policy: { allowed_licenses: ['proprietary-owned', 'cc-by-4.0'], checkpoint_storage: { schemes: ['s3'], prefixes: [] } } });
+    }
+    const { rows } = await api.pool.query<{ ref: string; status: string }>('select ref, status from confirmations where ref = any($1) order by ref', [[ref, pending].sort()]);
+    expect(rows.map((r) => r.status)).toEqual([ref, pending].sort().map((r) => (r === ref ? 'approved' : 'pending')));
+  });
+
   it('gate 5: five failed uses lock the reference, even once it is approved', async () => {
     const seed = await seedTenant(api);
     const ref = await trainConfirmation(api, seed, EXAMPLE_MANIFEST, { approve: false });

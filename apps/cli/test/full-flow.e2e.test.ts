@@ -135,9 +135,8 @@ describe('ito from plan to cleanup against the real API', () => {
     expect(res.code).toBe(1);
     expect(res.stdout.trim().split('\n')).toHaveLength(1);
     expect(res.json()).toMatchObject({ ok: false, live_api_contacted: true, error: { code: 'confirmation_pending' } });
-    const after = await footprint(api);
-    expect(after.runs).toBe(before.runs);
-    expect(after.consumed).toBe(before.consumed);
+    // Nothing at all: no run, no event, no idempotency record, no consumed confirmation.
+    expect(await footprint(api)).toEqual(before);
     const { rows } = await api.pool.query(`select count(*)::int as n from runs where idempotency_key = 'flow-unapproved'`);
     expect(rows[0].n).toBe(0);
     expect(await confirmationStatus(ref)).toBe('pending');

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freshDatabase } from '../../../test/support/db.js';
@@ -39,8 +40,10 @@ describe('ito-admin on the ledger database', () => {
     expect(t.data.tenant_id).toMatch(/\S/);
     expect(t.data.requester_key).toMatch(/\S/);
     expect(t.data.approver_key).toMatch(/\S/);
-    const stored = await pool.query('select secret_hash from api_keys where tenant_id = $1', [t.data.tenant_id]);
-    expect(stored.rows.map((r) => r.secret_hash)).not.toContain(t.data.requester_key);
+    // Stored as the SHA-256 of the secret: a present hash of each key, never the key, never null.
+    const stored = await pool.query<{ secret_hash: string | null }>('select secret_hash from api_keys where tenant_id = $1 order by secret_hash', [t.data.tenant_id]);
+    const sha256 = (v: string) => createHash('sha256').update(v).digest('hex');
+    expect(stored.rows.map((r) => r.secret_hash)).toEqual([sha256(t.data.requester_key), sha256(t.data.approver_key)].sort());
 
     const key = (await admin(['key', 'create', '--tenant', t.data.tenant_id, '--scopes', 'audit:read,desk:read', '--json'])).json();
     expect(key).toMatchObject({ ok: true, data: { key_id: expect.any(String), key: expect.any(String) } });
@@ -66,8 +69,23 @@ describe('ito-admin on the ledger database', () => {
     const row = await pool.query('select revoked_at from api_keys where key_id = $1', [key.data.key_id]);
     expect(row.rows[0].revoked_at).not.toBeNull();
 
-    const events = await pool.query<{ type: string }>('select type from events order by position');
+    const events = await pool.query<{ type: string; data: unknown; metadata: unknown }>('select type, data, metadata from events order by position');
     expect(events.rows.map((e) => e.type)).toEqual(expect.arrayContaining(['TenantCreated', 'ApiKeyCreated', 'BookingRecorded', 'NodeRegistered', 'BookingStatusChanged', 'ApiKeyRevoked']));
+
+    // Shown once: each secret is in the answer that created it and nowhere after it, nor in any event or row.
+    const shown: Array<[string, string[]]> = [
+      [t.data.requester_key, [key, b, node, expired, revoked.json()].map((o) => JSON.stringify(o))],
+      [t.data.approver_key, [key, b, node, expired, revoked.json()].map((o) => JSON.stringify(o))],
+      [key.data.key, [b, node, expired, revoked.json()].map((o) => JSON.stringify(o))],
+      [node.data.node_credential, [expired, revoked.json()].map((o) => JSON.stringify(o))],
+    ];
+    const everyRow = JSON.stringify((await pool.query('select * from events')).rows) + JSON.stringify((await pool.query('select * from api_keys')).rows);
+    for (const [secret, later] of shown) {
+      expect(secret).toMatch(/^ito_(sk|nc)_[A-Za-z0-9_-]{43}$/);
+      expect(later.filter((out) => out.includes(secret))).toEqual([]);
+      expect(everyRow).not.toContain(secret);
+    }
+    expect(JSON.stringify(t)).toContain(t.data.requester_key);
   });
 
   it('answers not_found (exit 1) for an unknown booking', async () => {

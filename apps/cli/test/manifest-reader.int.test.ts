@@ -1,4 +1,4 @@
-import { appendFileSync, chmodSync, mkdtempSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import { appendFileSync, chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -67,5 +67,39 @@ describe('readManifestSafely on real files', () => {
     writeFileSync(p, Buffer.from([0x7b, 0xff, 0x7d]));
     chmodSync(p, 0o644);
     await expect(readManifestSafely(p)).rejects.toMatchObject({ code: 'manifest_invalid' });
+  });
+
+  it.each([
+    ['group-writable (0664)', 0o664],
+    ['writable by group alone (0620)', 0o620],
+    ['world-writable (0646)', 0o646],
+  ])('refuses a %s file', async (_label, mode) => {
+    const p = manifestFile(`mode-${mode.toString(8)}.json`);
+    chmodSync(p, mode);
+    await expect(readManifestSafely(p)).rejects.toMatchObject({ code: 'manifest_unsafe_permissions', message: expect.stringMatching(/writable by group or others/) });
+  });
+
+  it.each([
+    ['group-writable (0775)', 0o775],
+    ['writable by group alone (0730)', 0o730],
+    ['world-writable (0757)', 0o757],
+  ])('refuses a file in a %s directory without the sticky bit', async (_label, mode) => {
+    const d = join(dir, `dir-${mode.toString(8)}`);
+    mkdirSync(d);
+    chmodSync(d, mode);
+    const p = join(d, 'm.json');
+    writeFileSync(p, EXAMPLE);
+    chmodSync(p, 0o644);
+    await expect(readManifestSafely(p)).rejects.toMatchObject({ code: 'manifest_unsafe_permissions', message: `directory ${d} on the manifest's path is writable by group or others without the sticky bit` });
+  });
+
+  it('accepts a group-writable directory that has the sticky bit (others cannot swap the file), as on /tmp', async () => {
+    const d = join(dir, 'sticky');
+    mkdirSync(d);
+    chmodSync(d, 0o1775);
+    const p = join(d, 'm.json');
+    writeFileSync(p, EXAMPLE);
+    chmodSync(p, 0o640);
+    await expect(readManifestSafely(p)).resolves.toMatchObject({ digest: manifestDigest(EXAMPLE) });
   });
 });

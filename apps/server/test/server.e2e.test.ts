@@ -1,7 +1,10 @@
 import { spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { readEmbeddedConnection } from '@ito/embedded';
+import { migrationsFolder } from '@ito/ledger';
 import { freshDatabase, redisForTests } from '../../../test/support/db.js';
 import { freePort } from '../../../test/support/services.js';
 import { MAIN, expectCleanLogs, homes, spawnServer, stopWithSigterm, waitReady } from './support/server.js';
@@ -12,6 +15,20 @@ const newHome = () => tmpHomes.create();
 afterAll(() => tmpHomes.removeAll());
 
 const redis = redisForTests();
+
+/** Every migration the journal lists, by tag: what a started server's database must have applied. */
+const JOURNAL = JSON.parse(readFileSync(join(migrationsFolder(), 'meta', '_journal.json'), 'utf8')) as { entries: Array<{ tag: string; when: number }> };
+
+/** The migrations drizzle recorded as applied (by their creation time), and whether the ledger's tables exist. */
+async function migrationState(client: pg.Client): Promise<{ applied: number[]; tables: string[] }> {
+  const journal = await client.query<{ t: string | null }>(`select to_regclass('drizzle.__drizzle_migrations')::text as t`);
+  const applied = journal.rows[0]!.t ? await client.query<{ created_at: string }>('select created_at::text from drizzle.__drizzle_migrations order by id') : { rows: [] };
+  const tables = await client.query<{ name: string }>(
+    `select table_name as name from information_schema.tables where table_schema = 'public' and table_name = any($1) order by table_name`,
+    [['events', 'event_chain', 'idempotency_keys', 'runs']],
+  );
+  return { applied: applied.rows.map((r) => Number(r.created_at)), tables: tables.rows.map((r) => r.name) };
+}
 
 describe.skipIf(!redis.url)(`ito-server on external PostgreSQL and Redis${redis.url ? '' : ` (skipped: ${redis.skipReason})`}`, () => {
   it('serves /readyz 200 and exits 0 on SIGTERM', async () => {
@@ -47,6 +64,9 @@ describe('ito-server on the embedded default (no database, no Redis configured)'
     expect(url).not.toBeNull();
     const client = new pg.Client({ connectionString: url! });
     await client.connect();
+    // Ready means migrated: /readyz alone would pass on an empty database.
+    expect(JOURNAL.entries.length).toBeGreaterThanOrEqual(4);
+    expect(await migrationState(client)).toEqual({ applied: JOURNAL.entries.map((e) => e.when), tables: ['event_chain', 'events', 'idempotency_keys', 'runs'] });
     await client.query('create table e2e_marker (v text)');
     await client.query(`insert into e2e_marker values ('kept')`);
     await client.end();

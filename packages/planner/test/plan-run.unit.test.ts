@@ -56,11 +56,13 @@ describe('planRun on the example manifest', () => {
   it('given tokens/s and the flop model, then tokens/s is what 16 GPUs at the effective MFU deliver', () => {
     const { plan } = planned(planRun({ manifest: exampleManifest(), booking: booking(), now: NOW }));
     const main = plan.stage_plans[0]!;
-    // 8B, estimated 34 layers × 4352 hidden: 6N + 6·L·h·s FLOPs per token at s = 8192.
-    const flopsPerToken = 6 * 8e9 + 6 * 34 * 4352 * 8192;
+    // 8B with Llama-3-8B's published shape (32 layers × 4096 hidden): 6N + 6·L·h·s FLOPs per token at s = 8192.
+    // The planner estimates the shape from N, so it may differ by the estimate's error on the attention term
+    // (a few percent of the total); dropping that term would be 12 % off.
+    const flopsPerToken = 6 * 8e9 + 6 * 32 * 4096 * 8192;
     const expected = (16 * 1979e12 * main.mfu_effective) / flopsPerToken;
-    expect(main.tokens_per_s / expected).toBeGreaterThan(0.995);
-    expect(main.tokens_per_s / expected).toBeLessThan(1.005);
+    expect(main.tokens_per_s / expected).toBeGreaterThan(0.97);
+    expect(main.tokens_per_s / expected).toBeLessThan(1.03);
   });
 
   it('given 2 × 8 A100, when planned, then precision is bf16 because FP8 needs Hopper or newer', () => {

@@ -91,10 +91,13 @@ function queueBehaviour(backend: () => Promise<{ cfg: QueueBackendConfig; cleanu
     const first = await jobs.enqueue('test.echo', { runId: 'run_b', value: 1 });
     const second = await jobs.enqueue('test.echo', { runId: 'run_b', value: 1 });
     expect(second.jobId).toBe(first.jobId);
-    await settled(first.jobId);
-    // Re-enqueueing after completion is also a no-op while the job is kept.
-    await jobs.enqueue('test.echo', { runId: 'run_b', value: 1 });
-    await new Promise((r) => setTimeout(r, 500));
+    const done = await settled(first.jobId);
+    expect(done).toMatchObject({ state: 'completed', attemptsMade: 1, returnValue: { doubled: 2 } });
+    // Re-enqueueing after completion is also a no-op while the job is kept: the job's own record is unchanged
+    // right after the call (a new job would be waiting, not completed), so nothing is left to run later.
+    const third = await jobs.enqueue('test.echo', { runId: 'run_b', value: 1 });
+    expect(third.jobId).toBe(first.jobId);
+    expect(await jobs.snapshot('test.echo', first.jobId)).toEqual(done);
     expect(calls.get('run_b')).toBe(1);
   });
 

@@ -1,0 +1,109 @@
+import { beforeAll, describe, expect, it } from 'vitest';
+import { contentHash, createLedger, linkHash } from '../src/index.js';
+import { settled, usePool } from './harness.js';
+
+/**
+ * Tampering that keeps every stored hash self-consistent: each case is caught by exactly one check of the
+ * verifier (prev_hash, safe order, events behind the sealed head), so switching that check off makes its test
+ * fail. Every case names the exact position and how many links verified before it, then restores the table.
+ */
+const db = usePool();
+const T = 'tenant-tamper';
+const EVENTS = 20;
+
+interface Link {
+  seq: number;
+  position: number;
+  txid: string;
+  prevHash: string | null;
+  hash: string;
+}
+
+async function links(): Promise<Link[]> {
+  const { rows } = await db.pool().query<{ seq: string; position: string; txid: string; prev_hash: string | null; hash: string }>(
+    'select seq::text, position::text, transaction_id::text as txid, prev_hash, hash from event_chain order by event_chain.seq',
+  );
+  return rows.map((r) => ({ seq: Number(r.seq), position: Number(r.position), txid: r.txid, prevHash: r.prev_hash, hash: r.hash }));
+}
+
+/** Rewrites every link from `fromSeq` on so each hash matches what verify recomputes: a forger's full rehash. */
+async function rehashFrom(fromSeq: number): Promise<void> {
+  const { rows } = await db.pool().query(
+    `select c.seq::text as seq, c.position::text as position, e.transaction_id::text as txid, e.stream_version, e.stream_id, e.tenant_id,
+            e.type, e.schema_version, e.data, e.metadata, e.recorded_at
+     from event_chain c join events e on e.position = c.position order by c.seq`,
+  );
+  let prevHash: string | null = null;
+  for (const r of rows) {
+    const seq = Number(r.seq);
+    if (seq < fromSeq) {
+      prevHash = (await db.pool().query<{ hash: string }>('select hash from event_chain where seq = $1', [seq])).rows[0]!.hash;
+      continue;
+    }
+    const content = contentHash({ tenantId: r.tenant_id, streamId: r.stream_id, type: r.type, schemaVersion: r.schema_version, data: r.data, metadata: r.metadata, recordedAt: r.recorded_at });
+    const hash = linkHash({ seq, position: Number(r.position), transactionId: r.txid, streamVersion: r.stream_version, contentHash: content, prevHash });
+    await db.pool().query('update event_chain set prev_hash = $2, hash = $3, transaction_id = $4::xid8 where seq = $1', [seq, prevHash, hash, r.txid]);
+    prevHash = hash;
+  }
+}
+
+async function restore(original: Link[]): Promise<void> {
+  for (const l of original) await db.pool().query('update event_chain set position = -seq where seq = $1', [l.seq]);
+  for (const l of original) {
+    await db.pool().query('update event_chain set position = $2, transaction_id = $3::xid8, prev_hash = $4, hash = $5 where seq = $1', [l.seq, l.position, l.txid, l.prevHash, l.hash]);
+  }
+}
+
+let original: Link[];
+beforeAll(async () => {
+  const ledger = createLedger({ pool: db.pool() });
+  for (let i = 0; i < EVENTS; i++) {
+    // One append (one transaction) at a time, so transaction ids and positions both rise with seq.
+    await ledger.append(`t-${i}`, [{ type: 'RunReserved', data: { i }, metadata: { actor: 'k' } }], { tenantId: T, expectedVersion: 'no_stream' });
+  }
+  await settled(db.pool());
+  expect(await ledger.sealPending()).toBe(EVENTS);
+  original = await links();
+  expect(original).toHaveLength(EVENTS);
+  expect(await ledger.verify()).toEqual({ ok: true, checked: EVENTS, headHash: original[EVENTS - 1]!.hash });
+});
+
+describe('verify against a forger who rehashes', () => {
+  it('names the link whose prev_hash no longer points at the link before it', async () => {
+    const ledger = createLedger({ pool: db.pool() });
+    const target = original[11]!; // seq 12
+    await db.pool().query('update event_chain set prev_hash = $2 where seq = $1', [target.seq, original[4]!.hash]);
+    expect(await ledger.verify()).toEqual({ ok: false, checked: 11, firstBadPosition: target.position, reason: 'link 12 does not point at the previous link' });
+    await restore(original);
+    expect((await ledger.verify()).ok).toBe(true);
+  });
+
+  it('names the first link out of safe order when two events are swapped in the chain and every hash recomputed', async () => {
+    const ledger = createLedger({ pool: db.pool() });
+    const [a, b] = [original[6]!, original[7]!]; // seq 7 and 8
+    await db.pool().query('update event_chain set position = -1 where seq = $1', [a.seq]);
+    await db.pool().query('update event_chain set position = $2 where seq = $1', [b.seq, a.position]);
+    await db.pool().query('update event_chain set position = $2 where seq = $1', [a.seq, b.position]);
+    await rehashFrom(a.seq);
+    // Seq 7 now holds the later event, which is in order after seq 6; seq 8 holds the earlier one: that is the break.
+    expect(await ledger.verify()).toEqual({ ok: false, checked: 7, firstBadPosition: a.position, reason: 'link 8 is out of safe order' });
+    await restore(original);
+    expect((await ledger.verify()).ok).toBe(true);
+  });
+
+  it('names an event slipped in behind the sealed head without a link', async () => {
+    const ledger = createLedger({ pool: db.pool() });
+    const head = original[EVENTS - 1]!;
+    // A transaction id below the head's: in safe order it sits inside the sealed range, yet nothing chains it.
+    const { rows } = await db.pool().query<{ position: string }>(
+      `insert into events (stream_id, stream_version, tenant_id, type, data, metadata, recorded_at, transaction_id, content_hash)
+       values ('slipped', 1, $1, 'RunReserved', '{"i":-1}', '{}', now(), $2::xid8, 'x') returning position::text`,
+      [T, original[2]!.txid],
+    );
+    const slipped = Number(rows[0]!.position);
+    expect(slipped).toBeGreaterThan(head.position);
+    expect(await ledger.verify()).toEqual({ ok: false, checked: EVENTS, firstBadPosition: slipped, reason: `event at position ${slipped} sits inside the sealed range but is not chained` });
+    await db.pool().query('delete from events where position = $1', [slipped]);
+    expect((await ledger.verify()).ok).toBe(true);
+  });
+});

@@ -1,0 +1,49 @@
+// @ts-check
+/**
+ * The modules that carry the project's promises, each with the files Stryker mutates and the test files that
+ * must kill those mutants. Tests that run a built entry (test/e2e, *.e2e.test.ts spawning dist/) cannot see a
+ * mutant in the sources, so only tests importing the sources are listed.
+ */
+/** @type {Record<string, { mutate: string[]; tests: string[] }>} */
+export const MUTATION_MODULES = {
+  'manifest-gate': {
+    mutate: ['apps/api/src/services/manifest-gate.ts', 'packages/domain/src/secret-scan.ts', 'packages/domain/src/secrets/detectors.ts'],
+    tests: ['packages/domain/test/secret-scan.unit.test.ts', 'apps/api/test/hostile-manifests.int.test.ts'],
+  },
+  confirmations: {
+    mutate: ['packages/domain/src/confirmation/confirmation.ts', 'apps/api/src/services/use-confirmation.ts'],
+    tests: ['packages/domain/test/confirmation.unit.test.ts', 'apps/api/test/train.int.test.ts', 'apps/api/test/hostile-requests.int.test.ts'],
+  },
+  'train-gates': {
+    mutate: ['apps/api/src/services/train-service.ts'],
+    tests: ['apps/api/test/train.int.test.ts'],
+  },
+  'cli-manifest-and-credentials': {
+    mutate: ['apps/cli/src/manifest/read-manifest.ts', 'apps/cli/src/manifest/check-manifest.ts', 'apps/cli/src/credentials/store.ts'],
+    tests: ['apps/cli/test/manifest-reader.int.test.ts'],
+  },
+  'client-retry-and-polling': {
+    mutate: ['packages/client/src/poll.ts', 'packages/client/src/backoff.ts', 'packages/client/src/exchange.ts'],
+    tests: ['packages/client/test/poll.unit.test.ts', 'packages/client/test/client.int.test.ts'],
+  },
+  'ledger-append-idempotency-verify': {
+    mutate: ['packages/ledger/src/append.ts', 'packages/ledger/src/idempotency.ts', 'packages/ledger/src/verify.ts'],
+    tests: [
+      'packages/ledger/test/append.int.test.ts',
+      'packages/ledger/test/idempotency.int.test.ts',
+      'packages/ledger/test/idempotent-transaction.int.test.ts',
+      'packages/ledger/test/chain.int.test.ts',
+      'packages/ledger/test/chain-tamper.int.test.ts',
+    ],
+  },
+  'pipeline-orchestrator': {
+    mutate: ['packages/domain/src/pipeline/next-commands.ts'],
+    tests: ['packages/domain/test/pipeline.unit.test.ts'],
+  },
+  'task-reports': {
+    mutate: ['packages/domain/src/run/task-reports.ts'],
+    tests: ['packages/domain/test/task-reports.unit.test.ts'],
+  },
+  // Joining as they land (one entry each, same shape): the monitor's rules, the data-prep passes, the
+  // telemetry projections.
+};
