@@ -36,6 +36,7 @@ export const envSchema = z.object({
   ITO_REQUEST_TIMEOUT_MS: z.coerce.number().int().min(1).max(3_600_000).default(30_000),
   ITO_NODE_CREDENTIAL: z.string().min(1).optional(),
   ITO_SIM_FAULTS: z.string().optional(),
+  ITO_EVAL_BATTERY_DIR: z.string().min(1).refine((v) => v.startsWith('/'), 'expected an absolute directory').optional(),
 });
 
 export type RawEnv = z.output<typeof envSchema>;
@@ -43,6 +44,7 @@ export type RawEnv = z.output<typeof envSchema>;
 export interface ItoConfig extends RawEnv {
   ITO_HOME: string;
   ITO_TOKEN_FILE: string;
+  ITO_EVAL_BATTERY_DIR: string;
 }
 
 export class ConfigError extends Error {
@@ -68,7 +70,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ItoConfig {
     throw new ConfigError(String(issue.path[0] ?? 'environment'), issue.message);
   }
   const home = parsed.data.ITO_HOME ?? join(homedir(), '.ito');
-  return { ...parsed.data, ITO_HOME: home, ITO_TOKEN_FILE: parsed.data.ITO_TOKEN_FILE ?? join(home, 'credentials.json') };
+  return {
+    ...parsed.data,
+    ITO_HOME: home,
+    ITO_TOKEN_FILE: parsed.data.ITO_TOKEN_FILE ?? join(home, 'credentials.json'),
+    ITO_EVAL_BATTERY_DIR: parsed.data.ITO_EVAL_BATTERY_DIR ?? join(home, 'evals'),
+  };
 }
 
 /** For process entry points: load, or print the one line and exit 2. */

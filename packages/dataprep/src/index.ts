@@ -8,3 +8,4 @@ export { BatteryError, MAX_BATTERY_ITEMS, parseBattery, type Battery, type Batte
 export { BatteryIndex } from './decontaminate.js';
 export { DocumentError, MAX_LINE_BYTES, documentText, linesOf, shardFormatOf, type ShardFormat } from './documents.js';
 export { DataPrep, describeMethod, type DataPrepMethod, type DataPrepSummary, type Verdict } from './prepare.js';
+export { provenanceDisagreement, type DeclaredDecontamination } from './provenance.js';

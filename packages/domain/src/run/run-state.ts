@@ -163,6 +163,8 @@ export function evolveRun(state: RunAggregate, event: RunEvent): RunAggregate {
     case 'PlanComputed':
       return { ...next, plan: event.data.plan };
     case 'DataRefChecked':
+    case 'DataPrepared':
+    case 'LadderDecision':
     case 'EvalGatePassed':
     case 'LossSpikeDetected':
       return next;
