@@ -17,6 +17,8 @@ export function runView(r: RunRow) {
     incremental_cost_usd: r.incremental_cost_usd,
     plan: r.plan,
     progress: r.aggregate.progress ?? null,
+    /** Why the run failed (`code` and a plain reason), once it has; null otherwise. */
+    failure: r.aggregate.failure ?? null,
     created_at: r.created_at.toISOString(),
     updated_at: r.updated_at.toISOString(),
   };

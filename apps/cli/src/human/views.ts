@@ -54,6 +54,9 @@ export function renderRun(d: Data): string {
   const plan = asRecord(d.plan);
   if (typeof d.estimated_cost_usd === 'number') view.estimated_cost = usd(d.estimated_cost_usd);
   if (typeof d.incremental_cost_usd === 'number') view.incremental_cost = usd(d.incremental_cost_usd);
+  const failure = asRecord(d.failure);
+  if (failure) view.failure = `${failure.code ? `${String(failure.code)}: ` : ''}${String(failure.reason)}`;
+  else delete view.failure;
   if (plan) view.plan = `tp ${String(plan.tp)} · pp ${String(plan.pp)} · dp ${String(plan.dp)} · cp ${String(plan.cp)} · ${String(plan.precision)}`;
   return keyValue(view);
 }

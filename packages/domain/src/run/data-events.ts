@@ -32,8 +32,8 @@ export interface DataPreparedEvent {
 export interface LadderDecisionEvent {
   run_id: string;
   /** Proxy eval loss of the custom mix and of the reference mix, from the two proxy tasks. */
-  custom_loss: number;
-  reference_loss: number;
+  custom_loss: number | null;
+  reference_loss: number | null;
   /** The rule, in words, and its tolerance: pass when custom ≤ reference × (1 + tolerance). */
   rule: string;
   tolerance: number;
