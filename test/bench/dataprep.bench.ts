@@ -111,20 +111,24 @@ try {
   }
 
   const baseline = await pass('baseline (read + sha256)', null);
-  const exactDedup = new ExactDeduper();
+  let exactDedup: ExactDeduper | null = new ExactDeduper();
   let ordinal = 0;
-  const exact = await pass('exact', (text) => void exactDedup.consider(ordinal++, normalizeText(text, params.normalization)));
+  const exact = await pass('exact', (text) => void exactDedup!.consider(ordinal++, normalizeText(text, params.normalization)));
+  exactDedup = null;
   const index = new BatteryIndex(battery, params.decontamination.ngram, hasher);
   const decontamination = await pass('decontamination', (text) => {
     const tokens = wordTokens(normalizeText(text, params.normalization));
     index.touched(tokens, hashTokens(tokens, hasher));
   });
-  const nearDedup = new NearDeduper(params.near);
+  let nearDedup: NearDeduper | null = new NearDeduper(params.near);
   ordinal = 0;
   const near = await pass('near', (text) => {
     const tokens = wordTokens(normalizeText(text, params.normalization));
-    nearDedup.consider(ordinal++, shingleSet(hashTokens(tokens, hasher), params.near.shingle_words));
+    nearDedup!.consider(ordinal++, shingleSet(hashTokens(tokens, hasher), params.near.shingle_words));
   });
+  // Each pass's index is dropped before the next, so peak RSS is that of one pass, not of all of them at once.
+  const nearPassStats = { candidates_verified: nearDedup.candidatesVerified, false_candidates: nearDedup.falseCandidates };
+  nearDedup = null;
 
   const prep = await DataPrep.create(battery);
   const removedNear = new Uint8Array(DOCS);
@@ -176,7 +180,7 @@ try {
     minhash_plus_decontamination_docs_per_s: minhashPlusDecontamDocsPerS,
     minhash_plus_decontamination_docs_per_cpu_s: minhashPlusDecontamDocsPerCpuS,
     removed: summary.removed,
-    near_dup: { precision: round(precision, 4), recall: round(recall, 4), true_positives: tp, false_positives: fp, false_negatives: fn, candidates_verified: nearDedup.candidatesVerified, false_candidates: nearDedup.falseCandidates },
+    near_dup: { precision: round(precision, 4), recall: round(recall, 4), true_positives: tp, false_positives: fp, false_negatives: fn, ...nearPassStats },
     token_hash: { xxhash_wasm_per_s: xx.per_s, node_crypto_md5_per_s: crypto.per_s, speedup: round(xx.per_s / crypto.per_s, 1) },
     peak_rss_mb: peakRssMb,
     goals: {

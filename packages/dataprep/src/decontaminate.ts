@@ -1,5 +1,5 @@
 import type { Battery } from './battery.js';
-import { combineHashes, hashTokens, type TokenHasher } from './hashing.js';
+import { hashTokens, smallKey, windowHashes, type TokenHasher } from './hashing.js';
 import { normalizeText, wordTokens } from './normalize.js';
 
 const GRAM_SEED = 0x6e67;
@@ -34,9 +34,9 @@ export class BatteryIndex {
       if (tokens.length === 0) return;
       const length = Math.min(n, tokens.length);
       lengths.add(length);
-      const hashes = hashTokens(tokens, hasher);
-      for (let offset = 0; offset + length <= tokens.length; offset++) {
-        const key = combineHashes(hashes, offset, length, GRAM_SEED + length);
+      const keys = windowHashes(hashTokens(tokens, hasher), length, GRAM_SEED + length);
+      for (let offset = 0; offset < keys.length; offset++) {
+        const key = smallKey(keys[offset]!);
         const source: GramSource = { item, offset, length };
         const hit = this.grams.get(key);
         if (hit === undefined) this.grams.set(key, source);
@@ -55,8 +55,9 @@ export class BatteryIndex {
   touched(tokens: readonly string[], tokenHashes: Uint32Array): string[] {
     const found = new Set<number>();
     for (const length of this.lengths) {
-      for (let i = 0; i + length <= tokens.length; i++) {
-        const hit = this.grams.get(combineHashes(tokenHashes, i, length, GRAM_SEED + length));
+      const keys = windowHashes(tokenHashes, length, GRAM_SEED + length);
+      for (let i = 0; i < keys.length; i++) {
+        const hit = this.grams.get(smallKey(keys[i]!));
         if (hit === undefined) continue;
         for (const source of Array.isArray(hit) ? hit : [hit]) {
           if (source.length === length && !found.has(source.item) && this.sameTokens(tokens, i, source)) found.add(source.item);

@@ -10,9 +10,53 @@ export interface TokenHasher {
   hash(token: string): number;
 }
 
-export async function createTokenHasher(seed = 0): Promise<TokenHasher> {
+/** Distinct tokens whose hashes are remembered; past it, tokens are hashed every time (memory stays bounded). */
+export const TOKEN_CACHE_SIZE = 1 << 20;
+
+/**
+ * Word frequencies are Zipfian, so most tokens of a corpus repeat: a bounded cache of their hashes saves most calls
+ * into WebAssembly (each of which copies the string in).
+ */
+export async function createTokenHasher(seed = 0, cacheSize = TOKEN_CACHE_SIZE): Promise<TokenHasher> {
   const { h32 } = await xxhash();
-  return { hash: (token) => h32(token, seed) };
+  const cache = new Map<string, number>();
+  return {
+    hash: (token) => {
+      let h = cache.get(token);
+      if (h === undefined) {
+        h = h32(token, seed);
+        if (cache.size < cacheSize) cache.set(token, h);
+      }
+      return h;
+    },
+  };
+}
+
+/** Hash-table keys below 2³⁰ stay small integers in V8 (no boxed heap numbers); a lost bit only adds candidates. */
+export function smallKey(h: number): number {
+  return h & 0x3fffffff;
+}
+
+const ROLL_BASE = 0x01000193;
+
+/**
+ * One hash per window of `n` consecutive token hashes, by a polynomial rolling hash (mod 2³²), so a window costs
+ * O(1) whatever n is; each is finalised with {@link mix32} and the seed.
+ */
+export function windowHashes(hashes: Uint32Array, n: number, seed: number): Uint32Array {
+  const count = hashes.length - n + 1;
+  if (count <= 0) return new Uint32Array(0);
+  const out = new Uint32Array(count);
+  let top = 1; // ROLL_BASE^(n-1)
+  for (let k = 1; k < n; k++) top = Math.imul(top, ROLL_BASE);
+  let h = 0;
+  for (let k = 0; k < n; k++) h = (Math.imul(h, ROLL_BASE) + hashes[k]!) | 0;
+  out[0] = mix32(h ^ seed);
+  for (let i = 1; i < count; i++) {
+    h = (Math.imul(h - Math.imul(hashes[i - 1]!, top), ROLL_BASE) + hashes[i + n - 1]!) | 0;
+    out[i] = mix32(h ^ seed);
+  }
+  return out;
 }
 
 /** The murmur3 finaliser: a bijection on 32-bit integers that spreads every input bit over the output. */

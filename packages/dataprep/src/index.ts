@@ -1,6 +1,6 @@
 export { DEFAULT_DATA_PREP_PARAMS, DataPrepParamsError, candidateProbability, decontaminationMethod, impliedThreshold, resolveParams, type DataPrepParams, type DeepPartial } from './params.js';
 export { normalizeText, wordTokens } from './normalize.js';
-export { createTokenHasher, hashTokens, mix32, type TokenHasher } from './hashing.js';
+export { TOKEN_CACHE_SIZE, createTokenHasher, hashTokens, mix32, smallKey, windowHashes, type TokenHasher } from './hashing.js';
 export { ExactDeduper } from './exact-dedup.js';
 export { jaccard, shingleSet } from './shingles.js';
 export { NearDeduper, type NearDuplicate } from './near-dedup.js';

@@ -1,4 +1,4 @@
-import { combineHashes, splitmix32 } from './hashing.js';
+import { combineHashes, smallKey, splitmix32 } from './hashing.js';
 import type { DataPrepParams } from './params.js';
 import { jaccard } from './shingles.js';
 
@@ -43,7 +43,7 @@ export class NearDeduper {
     if (shingles.length === 0) return null;
     this.sign(shingles);
     const { bands, rows, jaccard_threshold } = this.params;
-    for (let band = 0; band < bands; band++) this.keys[band] = combineHashes(this.signature, band * rows, rows, band);
+    for (let band = 0; band < bands; band++) this.keys[band] = smallKey(combineHashes(this.signature, band * rows, rows, band));
 
     const candidates = new Set<number>();
     for (let band = 0; band < bands; band++) {

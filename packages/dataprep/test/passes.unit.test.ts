@@ -10,6 +10,7 @@ import {
   linesOf,
   parseBattery,
   resolveParams,
+  windowHashes,
   type Verdict,
 } from '@ito/dataprep';
 import type { Planted } from '../../../test/fixtures/dataprep/generator.js';
@@ -112,6 +113,16 @@ describe('each pass on its own', () => {
 });
 
 describe('parameters and inputs', () => {
+  it('the rolling window hash equals the hash of each window computed afresh', () => {
+    const hashes = Uint32Array.from({ length: 40 }, (_, i) => (Math.imul(i + 1, 0x9e3779b1) >>> 0));
+    for (const n of [1, 5, 13, 40]) {
+      const rolled = windowHashes(hashes, n, 7);
+      expect(rolled).toHaveLength(41 - n);
+      for (let i = 0; i < rolled.length; i++) expect(rolled[i]).toBe(windowHashes(hashes.slice(i, i + n), n, 7)[0]);
+    }
+    expect(windowHashes(hashes, 41, 7)).toHaveLength(0);
+  });
+
   it('states the banding threshold (1/b)^(1/r) and refuses inconsistent parameters', () => {
     expect(impliedThreshold(20, 5)).toBeCloseTo(0.5493, 4);
     expect(candidateProbability(0.8, 20, 5)).toBeGreaterThan(0.999);
