@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { Writable } from 'node:stream';
+import { fileURLToPath } from 'node:url';
 import { Agent, type Executor } from '@ito/agent';
 import { AgentApi, ItoClient } from '@ito/client';
 import { createLogger } from '@ito/config';
@@ -34,6 +35,7 @@ export async function startPipeline(backend: BackendKind, opts: { heartbeatInter
     now: () => new Date(),
     nodeAliveWithinMs: (opts.heartbeatIntervalS ?? 1) * 3 * 1000,
     checkpoints: storageCheckpointRemover(defaultStorageRegistry()),
+    evalBatteryDir: fileURLToPath(new URL('../fixtures/evals', import.meta.url)),
   };
   const handlers = pipelineHandlers(res);
   if (opts.relay !== false) startJobWorkers(kit, pipelineJobs, handlers, { concurrency: 8 });

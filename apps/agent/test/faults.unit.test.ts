@@ -23,7 +23,7 @@ describe('ITO_SIM_FAULTS parser', () => {
   });
 
   it('refuses anything off the grammar, naming the entry and at most its kind', () => {
-    expect(refusal('explode@step=1')).toBe('ITO_SIM_FAULTS entry 1: unknown kind (expected crash, hang, loss_spike, slow_checkpoint, slow)');
+    expect(refusal('explode@step=1')).toBe('ITO_SIM_FAULTS entry 1: unknown kind (expected crash, hang, loss_spike, slow_checkpoint, slow, proxy_loss)');
     expect(refusal('crash@step=1;;hang@step=2')).toMatch(/^ITO_SIM_FAULTS entry 2: is empty/);
     expect(refusal('crash')).toBe('ITO_SIM_FAULTS entry 1 (crash): expected <kind>@step=<n>');
     expect(refusal('crash@stage=pretrain')).toBe('ITO_SIM_FAULTS entry 1 (crash): step=<n> is required');

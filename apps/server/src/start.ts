@@ -61,6 +61,7 @@ export async function startServer(cfg: ItoConfig, roles: Role[], logger: Logger)
           now: () => new Date(),
           nodeAliveWithinMs: cfg.ITO_HEARTBEAT_INTERVAL_S * cfg.ITO_HEARTBEAT_MISSES * 1000,
           checkpoints: storageCheckpointRemover(defaultStorageRegistry()),
+          evalBatteryDir: cfg.ITO_EVAL_BATTERY_DIR,
         },
       }, signingKey ? [...WORKER_REGISTRATIONS, auditDigestRegistration(signingKey, cfg.ITO_AUDIT_DIGEST_INTERVAL_S * 1000)] : WORKER_REGISTRATIONS);
       const evaluator = createRunEvaluator(createJobClient(kit, pipelineJobs), workerLog);

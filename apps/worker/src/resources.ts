@@ -1,6 +1,7 @@
 import type pg from 'pg';
 import type { Logger } from '@ito/config';
 import type { Ledger } from '@ito/ledger';
+import type { StorageRegistry } from '@ito/storage';
 
 /** Removes what a checkpoint URI names; `existed` says whether there was anything there. */
 export interface CheckpointRemover {
@@ -17,4 +18,8 @@ export interface PipelineResources {
   /** A node counts as alive for new tasks when it was heard from within this window. */
   nodeAliveWithinMs: number;
   checkpoints: CheckpointRemover;
+  /** Where eval battery items are (`<dir>/<battery>.jsonl`), for decontamination; unset: file data is refused. */
+  evalBatteryDir?: string | undefined;
+  /** Where prepared data is written; the default registry (`file://`) when unset. */
+  storage?: StorageRegistry;
 }

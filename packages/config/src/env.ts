@@ -47,6 +47,7 @@ export const envSchema = z.object({
   /** A path, never the key: the server reads the Ed25519 private key (PEM) from this file. */
   ITO_AUDIT_SIGNING_KEY_FILE: z.string().regex(/^\//, 'expected an absolute path').max(4096).optional(),
   ITO_AUDIT_DIGEST_INTERVAL_S: z.coerce.number().int().min(1).max(86_400).default(300),
+  ITO_EVAL_BATTERY_DIR: z.string().min(1).refine((v) => v.startsWith('/'), 'expected an absolute directory').optional(),
 });
 
 export type RawEnv = z.output<typeof envSchema>;
@@ -54,6 +55,7 @@ export type RawEnv = z.output<typeof envSchema>;
 export interface ItoConfig extends RawEnv {
   ITO_HOME: string;
   ITO_TOKEN_FILE: string;
+  ITO_EVAL_BATTERY_DIR: string;
 }
 
 export class ConfigError extends Error {
@@ -79,7 +81,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ItoConfig {
     throw new ConfigError(String(issue.path[0] ?? 'environment'), issue.message);
   }
   const home = parsed.data.ITO_HOME ?? join(homedir(), '.ito');
-  return { ...parsed.data, ITO_HOME: home, ITO_TOKEN_FILE: parsed.data.ITO_TOKEN_FILE ?? join(home, 'credentials.json') };
+  return {
+    ...parsed.data,
+    ITO_HOME: home,
+    ITO_TOKEN_FILE: parsed.data.ITO_TOKEN_FILE ?? join(home, 'credentials.json'),
+    ITO_EVAL_BATTERY_DIR: parsed.data.ITO_EVAL_BATTERY_DIR ?? join(home, 'evals'),
+  };
 }
 
 /** For process entry points: load, or print the one line and exit 2. */

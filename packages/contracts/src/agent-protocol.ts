@@ -120,7 +120,7 @@ export type Directive = (typeof DIRECTIVES)[number];
 export const taskSpecSchema = z.strictObject({
   run_id: runIdSchema,
   stage: z.enum(STAGE_NAMES),
-  kind: z.enum(['train', 'post_train', 'eval']),
+  kind: z.enum(['train', 'post_train', 'eval', 'ladder']),
   attempt,
   rank: z.number().int().min(0).max(4095),
   world_size: z.number().int().min(1).max(4096),
@@ -161,6 +161,11 @@ export const taskSpecSchema = z.strictObject({
   eval: z.strictObject({ battery: z.string().max(256), metrics: z.array(metricName).max(64) }).nullable(),
   /** The post-training step's options, as the manifest states them. */
   recipe: z.record(z.string().max(64), z.union([z.string().max(2048), z.number(), z.boolean()])).nullable(),
+  /**
+   * Ladder proxy tasks: which mix the proxy trains on (the custom data refs, or the reference mix) and the data
+   * refs (by index) that make the custom mix. The task reports `proxy_eval_loss` in its completion metrics.
+   */
+  ladder: z.strictObject({ mix: z.enum(['custom', 'reference']), data_refs: z.array(z.number().int().min(0).max(255)).max(256) }).optional(),
 });
 export type TaskSpec = z.infer<typeof taskSpecSchema>;
 

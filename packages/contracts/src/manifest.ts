@@ -54,6 +54,11 @@ const dataSource = z.strictObject({
   sha256: field(sha256Hex, 'SHA-256 of the data snapshot, 64 lower-case hex characters.', '9f2c4e1a7b3d5f6e8a0c2b4d6f8e0a1c3b5d7f9e1a3c5b7d9f1e3a5c7b9d1f3e'),
   tokens: field(z.number().int().positive(), 'Tokens in this source: a positive integer count.', 40000000000),
   license: field(z.string().min(1).max(128), 'The license the data is used under, 1 to 128 characters; it must be one the tenant policy allows.', 'cc-by-4.0'),
+  origin: field(
+    z.enum(['custom', 'reference']),
+    'Where the mix comes from: custom (the tenant\'s own mix, which must pass the 150M-ladder pre-check against the reference mix before any large stage) or reference (a mix already validated). Default reference.',
+    'reference',
+  ).optional(),
   decontamination,
 });
 

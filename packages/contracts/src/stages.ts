@@ -13,11 +13,20 @@ export type TrainingStage = (typeof TRAINING_STAGES)[number];
 /** An evaluation stage follows each curriculum stage: `eval_pretrain`, …, `eval_post_training`. */
 export type EvalStage = `eval_${CurriculumStage}`;
 
-export type StageName = 'data_prep' | 'planning' | TrainingStage | PostTrainingStep | EvalStage;
+/**
+ * The 150M-ladder pre-check of custom data: two short proxy runs of a 150M-parameter model, one on the custom mix
+ * and one on the reference mix, before any large stage.
+ */
+export const LADDER_STAGES = ['ladder_custom', 'ladder_reference'] as const;
+export type LadderStage = (typeof LADDER_STAGES)[number];
+
+export type StageName = 'data_prep' | 'planning' | LadderStage | TrainingStage | PostTrainingStep | EvalStage;
 
 export const STAGE_NAMES = [
   'data_prep',
   'planning',
+  'ladder_custom',
+  'ladder_reference',
   'pretrain',
   'eval_pretrain',
   'mid_train',
@@ -31,11 +40,12 @@ export const STAGE_NAMES = [
 ] as const satisfies readonly StageName[];
 
 /** Where a stage's work is done, and so what kind of task (if any) an agent receives for it. */
-export type StageKind = 'data_prep' | 'planning' | 'train' | 'post_train' | 'eval';
+export type StageKind = 'data_prep' | 'planning' | 'ladder' | 'train' | 'post_train' | 'eval';
 
 export function stageKind(stage: StageName): StageKind {
   if (stage === 'data_prep' || stage === 'planning') return stage;
   if (stage.startsWith('eval_')) return 'eval';
+  if ((LADDER_STAGES as readonly string[]).includes(stage)) return 'ladder';
   return (POST_TRAINING_STEPS as readonly string[]).includes(stage) ? 'post_train' : 'train';
 }
 

@@ -13,3 +13,5 @@ export * from './confirmation/confirmation.js';
 export * from './booking/booking.js';
 export * from './policy/tenant-policy.js';
 export * from './secret-scan.js';
+export * from './run/data-events.js';
+export * from './pipeline/ladder.js';

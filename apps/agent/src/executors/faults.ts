@@ -11,6 +11,8 @@ import { STAGE_NAMES, stageKind, type StageName, type TaskSpec } from '@ito/cont
  * - `loss_spike`: from step n on, for the rest of that attempt, the loss is multiplied by `factor` (default 4).
  * - `slow_checkpoint`: the first checkpoint at or after step n takes `factor` (default 20) times its save time.
  * - `slow`: from step n on, for the rest of that attempt, every step takes `factor` (default 2) times as long.
+ * - `proxy_loss`: the next 150M-ladder proxy on the custom mix reports `factor` (default 1.1) times its modelled
+ *   proxy eval loss, so the ladder decision can be made to fail.
  *
  * "Reaching step n" is the first step boundary at or after n that the task passes (its start counts, so `slow@step=0`
  * slows every step and a task resumed past n meets the fault at its first step). Without `stage` a fault applies to
@@ -18,7 +20,7 @@ import { STAGE_NAMES, stageKind, type StageName, type TaskSpec } from '@ito/cont
  * `stage` names them (with step 0). Each fault fires once per executor (one per agent process): a restarted attempt
  * does not crash again.
  */
-export const FAULT_KINDS = ['crash', 'hang', 'loss_spike', 'slow_checkpoint', 'slow'] as const;
+export const FAULT_KINDS = ['crash', 'hang', 'loss_spike', 'slow_checkpoint', 'slow', 'proxy_loss'] as const;
 export type FaultKind = (typeof FAULT_KINDS)[number];
 
 export interface SimFault {
@@ -29,7 +31,7 @@ export interface SimFault {
   factor: number | null;
 }
 
-export const DEFAULT_FACTORS: Record<FaultKind, number | null> = { crash: null, hang: null, loss_spike: 4, slow_checkpoint: 20, slow: 2 };
+export const DEFAULT_FACTORS: Record<FaultKind, number | null> = { crash: null, hang: null, loss_spike: 4, slow_checkpoint: 20, slow: 2, proxy_loss: 1.1 };
 
 /** Bounds on the variable, so parsing it costs little whatever it holds. */
 const MAX_TEXT = 4096;

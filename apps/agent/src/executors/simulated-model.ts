@@ -118,6 +118,25 @@ export function evalMetrics(spec: Pick<TaskSpec, 'stage' | 'model' | 'init_from'
 /** Tokens the battery reads; evaluation is forward-only, taken as three times the training throughput. */
 export const BATTERY_TOKENS = 5e7;
 
+/**
+ * The custom mix's proxy loss relative to the reference mix's when nothing says otherwise: 0.5 % worse, inside the
+ * ladder's 2 % tolerance (a `proxy_loss` fault moves it).
+ */
+export const CUSTOM_MIX_LOSS_RATIO = 1.005;
+
+/**
+ * A 150M-ladder proxy: the scaling loss of the proxy model after its tokens, times the mix's ratio (1 for the
+ * reference mix), as `proxy_eval_loss`. Its time is its tokens at the proxy's throughput.
+ */
+export function proxyEvalLoss(spec: Pick<TaskSpec, 'model' | 'tokens' | 'ladder'>, customFactor = 1): number {
+  const ratio = spec.ladder?.mix === 'custom' ? CUSTOM_MIX_LOSS_RATIO * customFactor : 1;
+  return round(scalingLoss(spec.model.parameters, spec.tokens) * ratio);
+}
+
+export function proxySeconds(spec: Pick<TaskSpec, 'tokens' | 'planned_tokens_per_s'>): number {
+  return spec.tokens / spec.planned_tokens_per_s;
+}
+
 export function evalSeconds(spec: Pick<TaskSpec, 'planned_tokens_per_s'>): number {
   return BATTERY_TOKENS / (3 * spec.planned_tokens_per_s);
 }

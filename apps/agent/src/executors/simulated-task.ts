@@ -3,7 +3,7 @@ import type { StorageRegistry } from '@ito/storage';
 import { checkpointUri } from './checkpoint-uri.js';
 import type { TaskEvents, TaskOutcome } from './executor.js';
 import type { FaultKind, FaultPlan } from './faults.js';
-import { checkpointTiming, evalMetrics, evalSeconds, stepSeconds, trainingLoss, type BandwidthModel } from './simulated-model.js';
+import { checkpointTiming, evalMetrics, evalSeconds, proxyEvalLoss, proxySeconds, stepSeconds, trainingLoss, type BandwidthModel } from './simulated-model.js';
 
 /** What every task of one simulated executor shares. */
 export interface SimulatedContext {
@@ -51,7 +51,7 @@ export class SimulatedTask {
   }
 
   run(): Promise<TaskOutcome> {
-    const body = this.spec.kind === 'eval' ? this.runEval() : this.runTraining();
+    const body = this.spec.kind === 'eval' ? this.runEval() : this.spec.kind === 'ladder' ? this.runLadder() : this.runTraining();
     return body.catch((err: unknown) => ({
       kind: 'failed',
       failure: 'error',
@@ -101,6 +101,17 @@ export class SimulatedTask {
     while (this.hung && !this.stopRequest) await this.sleep(60_000);
     if (this.stopRequest || !(await this.advance(evalSeconds(this.spec) * this.slowFactor))) return this.stopped();
     return { kind: 'completed', step: this.step, elapsed_s: this.sim, metrics: evalMetrics(this.spec) };
+  }
+
+  /** A ladder proxy: trains its tokens at the proxy's pace, writes no checkpoint, reports its proxy eval loss. */
+  private async runLadder(): Promise<TaskOutcome> {
+    if (this.meetFaults()) return this.crashed();
+    const shifted = this.spec.ladder?.mix === 'custom' ? this.ctx.faults.take('proxy_loss', this.spec, 0) : [];
+    for (const fault of shifted) this.events.log(`simulated fault proxy_loss (factor ${fault.factor})`);
+    while (this.hung && !this.stopRequest) await this.sleep(60_000);
+    if (this.stopRequest || !(await this.advance(proxySeconds(this.spec) * this.slowFactor))) return this.stopped();
+    const factor = shifted.reduce((f, fault) => f * (fault.factor ?? 1), 1);
+    return { kind: 'completed', step: this.step, elapsed_s: this.sim, metrics: { proxy_eval_loss: proxyEvalLoss(this.spec, factor) } };
   }
 
   /** Applies the faults met at the current step boundary; true when one of them is a crash. */

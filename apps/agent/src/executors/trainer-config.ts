@@ -15,7 +15,7 @@ import { z } from 'zod';
  * credential are refused, since the trainer's environment is written to no log but is readable by its processes.
  */
 const NODE_STAGES = STAGE_NAMES.filter((s) => stageKind(s) !== 'data_prep' && stageKind(s) !== 'planning');
-export const TRAINER_KEYS = [...NODE_STAGES, 'train', 'post_train', 'eval', 'default'] as const;
+export const TRAINER_KEYS = [...NODE_STAGES, 'train', 'post_train', 'eval', 'ladder', 'default'] as const;
 
 const noNul = (s: string) => !s.includes('\u0000');
 const SECRET_LOOKING = /(KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|AUTH)/i;

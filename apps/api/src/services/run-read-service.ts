@@ -17,6 +17,8 @@ export function runView(r: RunRow) {
     incremental_cost_usd: r.incremental_cost_usd,
     plan: r.plan,
     progress: r.aggregate.progress ?? null,
+    /** Why the run failed (`code` and a plain reason), once it has; null otherwise. */
+    failure: r.aggregate.failure ?? null,
     created_at: r.created_at.toISOString(),
     updated_at: r.updated_at.toISOString(),
   };
@@ -68,6 +70,13 @@ function logLine(e: StoredEvent): string {
       return `checkpoint ${String(d.checkpoint_id)} deleted (${String(d.reason)})`;
     case 'DataRefChecked':
       return `data ${String(d.ref)}: ${d.verified ? `sha256 verified (${String(d.bytes)} bytes)` : String(d.note ?? 'not verified')}`;
+    case 'DataPrepared': {
+      const r = d.removed as { exact: number; near: number; decontamination: number };
+      const items = d.contaminated_items_total as number;
+      return `data ${String(d.ref)}: ${String(d.docs_in)} documents in, ${String(d.docs_out)} out (removed ${r.exact} exact, ${r.near} near duplicates, ${r.decontamination} contaminated${items > 0 ? `, touching ${items} battery item(s)` : ''})`;
+    }
+    case 'LadderDecision':
+      return `ladder decision ${d.passed ? 'passed' : 'failed'}: custom mix loss ${String(d.custom_loss)} against reference ${String(d.reference_loss)} (${String(d.rule)})`;
     case 'EvalGatePassed':
       return `gate ${String(d.stage)} passed`;
     case 'EvalGateFailed':
@@ -136,6 +145,8 @@ export async function showRunMetrics(res: Resources, tenantId: string, runId: st
       .filter((e) => e.type === 'EvalGatePassed' || e.type === 'EvalGateFailed')
       .map((e) => ({ stage: (e.data as { stage: string }).stage, passed: e.type === 'EvalGatePassed', metrics: (e.data as { metrics: unknown }).metrics, failed: (e.data as { failed?: string[] }).failed ?? [] })),
     data: events.filter((e) => e.type === 'DataRefChecked').map((e) => e.data),
+    data_prepared: events.filter((e) => e.type === 'DataPrepared').map((e) => e.data),
+    ladder: events.filter((e) => e.type === 'LadderDecision').map((e) => e.data).at(-1) ?? null,
     spend: { spent_usd: Math.round(a.spentUsd * 100) / 100, ceiling_usd: a.pipeline?.budget.ceiling_usd ?? null },
     checkpoints: a.checkpoints.length,
   };

@@ -54,6 +54,9 @@ export function renderRun(d: Data): string {
   const plan = asRecord(d.plan);
   if (typeof d.estimated_cost_usd === 'number') view.estimated_cost = usd(d.estimated_cost_usd);
   if (typeof d.incremental_cost_usd === 'number') view.incremental_cost = usd(d.incremental_cost_usd);
+  const failure = asRecord(d.failure);
+  if (failure) view.failure = `${failure.code ? `${String(failure.code)}: ` : ''}${String(failure.reason)}`;
+  else delete view.failure;
   if (plan) view.plan = `tp ${String(plan.tp)} · pp ${String(plan.pp)} · dp ${String(plan.dp)} · cp ${String(plan.cp)} · ${String(plan.precision)}`;
   return keyValue(view);
 }
@@ -80,6 +83,16 @@ export function renderMetrics(d: Data): string {
     const rows = evals.map((e) => ({ stage: e.stage, gate: e.passed ? 'passed' : 'FAILED', failed: Array.isArray(e.failed) && e.failed.length > 0 ? e.failed.join('; ') : '-' }));
     parts.push(`evaluations:\n${indent(table(rows, ['stage', 'gate', 'failed']))}`);
   }
+  const prepared = Array.isArray(d.data_prepared) ? (d.data_prepared as Data[]) : [];
+  if (prepared.length > 0) {
+    const rows = prepared.map((p) => {
+      const r = asRecord(p.removed) ?? {};
+      return { index: p.index, docs_in: p.docs_in, docs_out: p.docs_out, exact: r.exact, near: r.near, contaminated: r.decontamination, battery_items: p.contaminated_items_total };
+    });
+    parts.push(`data prep:\n${indent(table(rows, ['index', 'docs_in', 'docs_out', 'exact', 'near', 'contaminated', 'battery_items']))}`);
+  }
+  const ladder = asRecord(d.ladder);
+  if (ladder) parts.push(`ladder: ${ladder.passed ? 'passed' : 'FAILED'}: custom ${String(ladder.custom_loss)} vs reference ${String(ladder.reference_loss)} (${String(ladder.rule)})\n`);
   if (spend) parts.push(`spend: ${usd(spend.spent_usd) ?? String(spend.spent_usd)} of ${usd(spend.ceiling_usd) ?? String(spend.ceiling_usd)}\n`);
   if (series.length > 0) parts.push(`series (last ${Math.min(20, series.length)} of ${series.length}):\n${indent(table(series.slice(-20), ['stage', 'step', 'tokens', 'loss']))}`);
   parts.push(`checkpoints: ${String(d.checkpoints ?? 0)}\n`);

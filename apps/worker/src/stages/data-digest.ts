@@ -41,13 +41,21 @@ export async function digestFileRef(uri: string): Promise<RefDigest> {
   return { sha256: outer.digest('hex'), bytes, files: entries.length };
 }
 
+/** The digest of a tree of files, as a directory data ref is declared by: one `<path>\0<sha256>\n` line per file, sorted. */
+export function treeDigest(files: Array<{ rel: string; sha256: string }>): string {
+  const outer = createHash('sha256');
+  for (const f of [...files].sort((a, b) => (a.rel < b.rel ? -1 : a.rel > b.rel ? 1 : 0))) outer.update(`${f.rel}\u0000${f.sha256}\n`);
+  return outer.digest('hex');
+}
+
 async function hashFile(path: string): Promise<string> {
   const hash = createHash('sha256');
   for await (const chunk of createReadStream(path)) hash.update(chunk as Buffer);
   return hash.digest('hex');
 }
 
-async function listTree(root: string): Promise<string[]> {
+/** Regular files under `root`, relative and sorted; a symlink or special file is refused. */
+export async function listTree(root: string): Promise<string[]> {
   const out: string[] = [];
   const pending = [''];
   while (pending.length > 0) {

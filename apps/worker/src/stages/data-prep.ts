@@ -1,16 +1,31 @@
 import type { Manifest } from '@ito/contracts';
 import type { RunEvent } from '@ito/domain';
+import type { StorageRegistry } from '@ito/storage';
 import { digestFileRef } from './data-digest.js';
+import { loadEvalBattery, type LoadedBattery } from './eval-battery.js';
+import { prepareDataRef } from './prepare-data.js';
 
-export type DataPrepOutcome = { ok: true; facts: RunEvent[] } | { ok: false; reason: string };
+/** A refusal keeps the facts established before it (what was checked and found), so the record shows why. */
+export type DataPrepOutcome = { ok: true; facts: RunEvent[] } | { ok: false; reason: string; facts: RunEvent[] };
+
+export interface DataPrepDeps {
+  /** Where eval battery items live (`<dir>/<battery>.jsonl`); unset: no file data can be checked. */
+  evalBatteryDir: string | undefined;
+  storage: StorageRegistry;
+}
 
 /**
- * Data prep, as far as this stage goes today: every `file://` data ref must hash to its declared sha256, and its
- * decontamination report (the provenance the approver relied on) must exist and hash to its declared digest.
- * Refs on schemes without a storage driver here are recorded as not verified, never as verified.
+ * Data prep: every `file://` data ref must hash to its declared sha256, and its decontamination report (the
+ * provenance the approver relied on) must exist and hash to its declared digest; then its documents go through
+ * exact dedup, decontamination against the run's eval battery and near dedup (packages/dataprep), the prepared
+ * data is written under the run's prefix, and what was found must agree with the declared provenance. Refs on
+ * schemes without a storage driver here are recorded as not verified, never as verified.
  */
-export async function checkDataRefs(runId: string, manifest: Manifest): Promise<DataPrepOutcome> {
+export async function checkDataRefs(runId: string, manifest: Manifest, deps: DataPrepDeps): Promise<DataPrepOutcome> {
   const facts: RunEvent[] = [];
+  const refuse = (reason: string): DataPrepOutcome => ({ ok: false, reason, facts });
+  let battery: LoadedBattery | null = null;
+  const runPrefix = `${manifest.checkpoint.storage.replace(/\/+$/, '')}/${runId}/`;
   for (const [index, source] of manifest.data.entries()) {
     const path = `$.data[${index}]`;
     if (!source.ref.startsWith('file://')) {
@@ -21,20 +36,28 @@ export async function checkDataRefs(runId: string, manifest: Manifest): Promise<
       continue;
     }
     const data = await digest(source.ref);
-    if ('error' in data) return { ok: false, reason: `${path}.ref cannot be read (${data.error})` };
-    if (data.sha256 !== source.sha256) return { ok: false, reason: `${path}.ref hashes to ${data.sha256}, not the declared sha256 ${source.sha256}` };
+    if ('error' in data) return refuse(`${path}.ref cannot be read (${data.error})`);
+    if (data.sha256 !== source.sha256) return refuse(`${path}.ref hashes to ${data.sha256}, not the declared sha256 ${source.sha256}`);
     const report = source.decontamination.report_ref;
     if (report.startsWith('file://')) {
       const r = await digest(report);
-      if ('error' in r) return { ok: false, reason: `${path}.decontamination.report_ref is missing: the data's provenance cannot be shown (${r.error})` };
+      if ('error' in r) return refuse(`${path}.decontamination.report_ref is missing: the data's provenance cannot be shown (${r.error})`);
       if (r.sha256 !== source.decontamination.report_sha256) {
-        return { ok: false, reason: `${path}.decontamination.report_ref hashes to ${r.sha256}, not the declared report_sha256` };
+        return refuse(`${path}.decontamination.report_ref hashes to ${r.sha256}, not the declared report_sha256`);
       }
     }
     facts.push({
       type: 'DataRefChecked',
       data: { run_id: runId, index, ref: source.ref, verified: true, method: 'sha256', sha256: data.sha256, bytes: data.bytes, ...(report.startsWith('file://') ? { note: 'decontamination report verified' } : {}) },
     });
+
+    battery ??= await loadEvalBattery(deps.evalBatteryDir, manifest.eval.battery);
+    if (!battery.ok) return refuse(`${path} cannot be decontaminated: ${battery.reason}`);
+    if (!deps.storage.supports(runPrefix)) return refuse(`${path}: the prepared data cannot be written, there is no storage driver here for the checkpoint storage's scheme`);
+    const prepared = await prepareDataRef({ runId, index, source, battery, runPrefix, storage: deps.storage });
+    if (!prepared.ok) return refuse(prepared.reason);
+    facts.push({ type: 'DataPrepared', data: prepared.fact });
+    if (prepared.disagreement) return refuse(`${path}.decontamination ${prepared.disagreement}`);
   }
   return { ok: true, facts };
 }

@@ -12,6 +12,7 @@ import {
   type RunAggregate,
 } from '@ito/domain';
 import { appendRunEvents, checkManifestOnce, freeLiveNodes, getManifestBody, getRun, type RunRow } from '@ito/api/write';
+import { defaultStorageRegistry } from '@ito/storage';
 import type { PipelineResources } from '../resources.js';
 import { checkDataRefs } from './data-prep.js';
 import { replan } from './planning.js';
@@ -79,9 +80,11 @@ async function runWorkerStage(res: PipelineResources, job: StartStageJob, run: R
     changeRunIfNeeded(res, job, ACTOR, (state) => (requireRunningWorkerStage(state, job.stage, job.attempt) ? decide(state) : []));
 
   if (kind === 'data_prep') {
-    const outcome = await checkDataRefs(run.run_id, manifest);
+    const outcome = await checkDataRefs(run.run_id, manifest, { evalBatteryDir: res.evalBatteryDir, storage: res.storage ?? defaultStorageRegistry() });
     const done = await finish((state) =>
-      outcome.ok ? completeWorkerStageEvents(state, job.stage, job.attempt, outcome.facts) : failRunEvents(state, outcome.reason, 'data_policy_violation'),
+      outcome.ok
+        ? completeWorkerStageEvents(state, job.stage, job.attempt, outcome.facts)
+        : [...outcome.facts, ...failRunEvents(state, outcome.reason, 'data_policy_violation')],
     );
     return done ? (outcome.ok ? 'data checked' : `refused: ${outcome.reason}`) : 'not needed';
   }

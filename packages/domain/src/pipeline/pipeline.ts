@@ -8,6 +8,7 @@ import {
   type StageKind,
   type StageName,
 } from '@ito/contracts';
+import { DEFAULT_LADDER_RULE, customDataRefs, type LadderRule } from './ladder.js';
 
 /** A gate's bounds on one metric, as the manifest states them. */
 export interface GateBound {
@@ -26,6 +27,8 @@ export interface PipelineStep {
   gates?: Record<string, GateBound>;
   /** Post-training steps: the recipe step's options as the manifest states them. */
   recipe?: Record<string, string | number | boolean>;
+  /** Ladder proxy steps: the mix the proxy trains on and the custom data refs. */
+  ladder?: { mix: 'custom' | 'reference'; data_refs: number[] };
 }
 
 /** The loss-spike rule: loss above `factor` × its moving average for `consecutive` reports, after a warm-up. */
@@ -45,7 +48,8 @@ export interface Pipeline {
   budget: { ceiling_usd: number; max_incremental_cost_usd: number };
   /** What a node-second costs: the booking's rate for each of a node's GPUs. */
   cost: { rate_usd_per_gpu_hour: number; gpus_per_node: number };
-  rules: { loss_spike: LossSpikeRule; max_stage_attempts: number };
+  /** `ladder` is set only when the data has a custom mix (pipelines planned before it existed have none). */
+  rules: { loss_spike: LossSpikeRule; max_stage_attempts: number; ladder?: LadderRule };
 }
 
 export const DEFAULT_LOSS_SPIKE_RULE: LossSpikeRule = { factor: 2.5, consecutive: 3, warmup_reports: 5, ema_alpha: 0.1 };
@@ -87,6 +91,13 @@ export function buildPipeline(
     { stage: 'data_prep', kind: 'data_prep', tokens: 0, sequence_length: 0 },
     { stage: 'planning', kind: 'planning', tokens: 0, sequence_length: 0 },
   ];
+  // Custom data: the 150M-ladder proxies run after planning and before any large stage.
+  const custom = customDataRefs(manifest);
+  if (custom.length > 0) {
+    for (const mix of ['custom', 'reference'] as const) {
+      steps.push({ stage: `ladder_${mix}`, kind: 'ladder', tokens: DEFAULT_LADDER_RULE.proxy_tokens, sequence_length: manifest.target.sequence_length, ladder: { mix, data_refs: custom } });
+    }
+  }
   const gatesOf = (stage: CurriculumStage) => (manifest.eval.gates[stage] ?? {}) as Record<string, GateBound>;
   const evalStep = (stage: CurriculumStage): PipelineStep => ({
     stage: evalStageFor(stage),
@@ -131,7 +142,7 @@ export function buildPipeline(
     checkpoint: { ...manifest.checkpoint },
     budget: { ...manifest.budget },
     cost: { rate_usd_per_gpu_hour: booking.rate_usd_per_gpu_hour, gpus_per_node: booking.gpus_per_node },
-    rules: { loss_spike: DEFAULT_LOSS_SPIKE_RULE, max_stage_attempts: MAX_STAGE_ATTEMPTS },
+    rules: { loss_spike: DEFAULT_LOSS_SPIKE_RULE, max_stage_attempts: MAX_STAGE_ATTEMPTS, ...(custom.length > 0 ? { ladder: DEFAULT_LADDER_RULE } : {}) },
   };
 }
 

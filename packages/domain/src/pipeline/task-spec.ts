@@ -18,7 +18,7 @@ export function checkpointIdFor(taskId: string, seq: number): string {
 
 /** How many nodes a stage's tasks take: training and post-training hold every planned node, evaluation one. */
 export function nodesFor(state: RunAggregate, stage: StageName): number {
-  if (stageKind(stage) === 'eval') return 1;
+  if (stageKind(stage) === 'eval' || stageKind(stage) === 'ladder') return 1;
   return state.plan?.nodes ?? 1;
 }
 
@@ -48,7 +48,10 @@ export function buildStageSpec(state: RunAggregate, stage: StageName, attempt: n
   if (kind === 'data_prep' || kind === 'planning') throw new ItoError('invalid_state', `stage ${stage} runs in the workers, not on nodes`);
   const stepTokens = layout.global_batch_sequences * layout.sequence_length;
   const totalSteps = kind === 'eval' ? 0 : Math.max(1, Math.ceil(step.tokens / stepTokens));
-  const previous = state.checkpoints.filter((c) => c.stage !== stage).at(-1);
+  // A ladder proxy is a 150M model of the run's family: it trains faster than the planned model by their ratio.
+  const proxy = kind === 'ladder' ? (pipeline.rules.ladder?.proxy_parameters ?? plan.parameters) : null;
+  // A ladder proxy's weights are a different, small model: no stage starts from them.
+  const previous = state.checkpoints.filter((c) => c.stage !== stage && !c.stage?.startsWith('ladder_')).at(-1);
   const initFrom: CheckpointRef | null = previous ? { checkpoint_id: previous.checkpoint_id, uri: previous.uri, step: previous.step } : null;
   return {
     run_id: state.runId,
@@ -56,16 +59,16 @@ export function buildStageSpec(state: RunAggregate, stage: StageName, attempt: n
     kind,
     attempt,
     world_size: worldSize,
-    model: { family: plan.family, parameters: plan.parameters, precision: plan.precision },
+    model: { family: plan.family, parameters: proxy ?? plan.parameters, precision: plan.precision },
     layout: { tp: layout.tp, pp: layout.pp, dp: layout.dp, cp: layout.cp, micro_batch: layout.micro_batch, global_batch_sequences: layout.global_batch_sequences },
     sequence_length: layout.sequence_length,
     tokens: step.tokens,
     step_tokens: stepTokens,
     total_steps: totalSteps,
-    planned_tokens_per_s: layout.tokens_per_s,
+    planned_tokens_per_s: proxy ? layout.tokens_per_s * Math.max(1, plan.parameters / proxy) : layout.tokens_per_s,
     start_step: resume?.from?.step ?? 0,
     resume_from: resume?.from ?? null,
-    init_from: initFrom,
+    init_from: kind === 'ladder' ? null : initFrom,
     skip_steps: resume?.skip_steps ?? null,
     checkpoint: {
       storage: pipeline.checkpoint.storage.replace(/\/+$/, ''),
@@ -75,5 +78,6 @@ export function buildStageSpec(state: RunAggregate, stage: StageName, attempt: n
     },
     eval: kind === 'eval' ? { battery: pipeline.eval_battery, metrics: step.metrics ?? [] } : null,
     recipe: step.recipe ?? null,
+    ...(step.ladder ? { ladder: step.ladder } : {}),
   };
 }

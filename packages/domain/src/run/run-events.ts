@@ -1,5 +1,6 @@
 import type { CurriculumStage, Directive, FailureKind, StageName, TaskRole, TaskSpec } from '@ito/contracts';
 import type { Pipeline } from '../pipeline/pipeline.js';
+import type { DataPreparedEvent, LadderDecisionEvent } from './data-events.js';
 
 /** A checkpoint as a stage's spec names it: enough to restore from. */
 export interface CheckpointRef {
@@ -59,6 +60,10 @@ export interface RunEventMap {
   };
   /** Data prep: one per data ref, what was checked and how. */
   DataRefChecked: { run_id: string; index: number; ref: string; verified: boolean; method: string; sha256?: string; bytes?: number; note?: string };
+  /** Data prep: one per `file://` data ref, what dedup and decontamination found and did. */
+  DataPrepared: DataPreparedEvent;
+  /** The 150M-ladder decision for custom data, from its two proxy tasks. */
+  LadderDecision: LadderDecisionEvent;
   /** Planning: the layout re-planned on the booking's live topology. */
   PlanComputed: { run_id: string; plan: LivePlan };
   StageCompleted: { run_id: string; stage: string; attempt?: number; metrics?: Record<string, number> };
@@ -134,6 +139,8 @@ export const RUN_EVENT_TYPES = [
   'PipelinePlanned',
   'StageStarted',
   'DataRefChecked',
+  'DataPrepared',
+  'LadderDecision',
   'PlanComputed',
   'StageCompleted',
   'StageFailed',

@@ -62,6 +62,8 @@ export interface RunAggregate {
   restart: { from: CheckpointRef | null; skip_steps: { from: number; to: number } | null; stage: string; approved: boolean } | null;
   cleanup: { to_remove: string[]; done: boolean; release_booking: boolean } | null;
   failure: { reason: string; code?: string } | null;
+  /** Proxy eval losses of the ladder stages that completed, by stage. */
+  ladderLosses: Record<string, number>;
 }
 
 export function initialRunState(): RunAggregate {
@@ -89,12 +91,13 @@ export function initialRunState(): RunAggregate {
     restart: null,
     cleanup: null,
     failure: null,
+    ladderLosses: {},
   };
 }
 
 /** The public state a stage puts the run in. */
 export function stateForStage(stage: string): RunState {
-  if (stage === 'data_prep') return 'preparing_data';
+  if (stage === 'data_prep' || stage.startsWith('ladder_')) return 'preparing_data';
   if (stage === 'planning') return 'planning';
   if (stage.startsWith('eval')) return 'evaluating';
   if (stage === 'sft' || stage === 'dpo' || stage === 'rlvr' || stage === 'post_training') return 'post_training';
@@ -163,6 +166,8 @@ export function evolveRun(state: RunAggregate, event: RunEvent): RunAggregate {
     case 'PlanComputed':
       return { ...next, plan: event.data.plan };
     case 'DataRefChecked':
+    case 'DataPrepared':
+    case 'LadderDecision':
     case 'EvalGatePassed':
     case 'LossSpikeDetected':
       return next;
@@ -190,7 +195,12 @@ export function evolveRun(state: RunAggregate, event: RunEvent): RunAggregate {
     }
     case 'StageCompleted': {
       const ended = endAttempt(next, 'completed');
-      return { ...ended, completedStages: [...(state.completedStages ?? []), event.data.stage] };
+      const loss = event.data.stage.startsWith('ladder_') ? event.data.metrics?.proxy_eval_loss : undefined;
+      return {
+        ...ended,
+        completedStages: [...(state.completedStages ?? []), event.data.stage],
+        ...(loss !== undefined ? { ladderLosses: { ...(state.ladderLosses ?? {}), [event.data.stage]: loss } } : {}),
+      };
     }
     case 'StageFailed': {
       const ended = endAttempt(next, 'failed');

@@ -1,5 +1,6 @@
 import { ItoError, gatedStageOf, stageKind, type CheckpointBody, type CompleteBody, type Directive, type EvalStage, type FailBody, type ProgressBody, type StageName } from '@ito/contracts';
 import { evaluateGates } from '../pipeline/gates.js';
+import { DEFAULT_LADDER_RULE, LADDER_METRIC, decideLadder } from '../pipeline/ladder.js';
 import { EMPTY_LOSS_TRACKER, observeLoss } from '../pipeline/loss-spike.js';
 import type { RunEvent } from './run-events.js';
 import { evolveRun, type RunAggregate, type StageAttempt, type TaskState } from './run-state.js';
@@ -211,7 +212,9 @@ function completionEvents(state: RunAggregate, current: StageAttempt, task: Task
   if (activeTaskIds(current, task.task_id).length > 0 || state.stopRequested) return events;
   const stage = current.stage as StageName;
   const metrics = b.metrics ?? {};
-  events.push({ type: 'StageCompleted', data: { run_id: runId, stage, attempt: current.attempt, ...(stageKind(stage) === 'eval' ? { metrics } : {}) } });
+  const kind = stageKind(stage);
+  events.push({ type: 'StageCompleted', data: { run_id: runId, stage, attempt: current.attempt, ...(kind === 'eval' || kind === 'ladder' ? { metrics } : {}) } });
+  if (stage === 'ladder_reference') events.push(...ladderDecisionEvents(state, metrics));
   if (stageKind(stage) === 'eval') {
     const step = state.pipeline!.steps.find((s) => s.stage === stage);
     const verdict = evaluateGates(step?.gates ?? {}, metrics);
@@ -222,6 +225,27 @@ function completionEvents(state: RunAggregate, current: StageAttempt, task: Task
         : { type: 'EvalGateFailed', data: { run_id: runId, stage: gated, metrics, failed: verdict.failed } },
     );
   }
+  return events;
+}
+
+/**
+ * Both proxies have run (custom first, then reference): record both figures and the verdict; a failing custom mix
+ * ends the run before any large stage is scheduled.
+ */
+function ladderDecisionEvents(state: RunAggregate, metrics: Record<string, number>): RunEvent[] {
+  const runId = state.runId!;
+  const rule = state.pipeline!.rules.ladder ?? DEFAULT_LADDER_RULE;
+  const custom = (state.ladderLosses ?? {}).ladder_custom;
+  const reference = Object.hasOwn(metrics, LADDER_METRIC) ? metrics[LADDER_METRIC] : undefined;
+  const verdict = decideLadder(rule, custom, reference);
+  const customRefs = state.pipeline!.steps.find((s) => s.stage === 'ladder_custom')?.ladder?.data_refs ?? [];
+  const events: RunEvent[] = [
+    {
+      type: 'LadderDecision',
+      data: { run_id: runId, custom_loss: custom ?? null, reference_loss: reference ?? null, rule: verdict.rule, tolerance: rule.tolerance, passed: verdict.passed, custom_refs: customRefs },
+    },
+  ];
+  if (!verdict.passed) events.push({ type: 'RunFailed', data: { run_id: runId, reason: verdict.reason, code: 'data_policy_violation' } });
   return events;
 }
 

@@ -1,0 +1,106 @@
+import { createHash } from 'node:crypto';
+import { createReadStream } from 'node:fs';
+import { lstat } from 'node:fs/promises';
+import { basename, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { Manifest } from '@ito/contracts';
+import { DataPrep, DocumentError, documentText, linesOf, provenanceDisagreement, shardFormatOf, type Battery, type Verdict } from '@ito/dataprep';
+import type { DataPreparedEvent } from '@ito/domain';
+import type { StorageRegistry } from '@ito/storage';
+import { listTree, treeDigest } from './data-digest.js';
+
+/** Battery items named in one event; the total is always recorded. */
+const MAX_ITEMS_NAMED = 1000;
+/** Removals listed in a ref's report; the counts in the event are always complete. */
+const MAX_REPORT_ENTRIES = 1_000_000;
+const SHARD_EXTENSIONS = /\.(jsonl|txt)$/i;
+
+export interface PrepareInput {
+  runId: string;
+  index: number;
+  source: Manifest['data'][number];
+  battery: { battery: Battery; sha256: string };
+  /** The run's prefix in the checkpoint storage (ends in `/`): the prepared data is written under `data/`. */
+  runPrefix: string;
+  storage: StorageRegistry;
+}
+
+export type PrepareOutcome = { ok: true; fact: DataPreparedEvent; disagreement: string | null } | { ok: false; reason: string };
+
+type Removal = { shard: number; line: number } & Omit<Exclude<Verdict, { kept: true }>, 'kept'>;
+
+/**
+ * Streams every shard of one `file://` data ref (a `.jsonl` or `.txt` file, or a directory of them; other files,
+ * such as the decontamination report, are not documents) through exact dedup, decontamination and near dedup, in
+ * path order, and writes what is kept, shard by shard with its lines as they were, under
+ * `<run prefix>data/<index>/`, plus a report of every removal. The output is digested as a data ref would be, so
+ * it can be named by its digest later.
+ */
+export async function prepareDataRef(input: PrepareInput): Promise<PrepareOutcome> {
+  const { source, index } = input;
+  const where = `$.data[${index}]`;
+  const root = fileURLToPath(source.ref);
+  const isDir = (await lstat(root)).isDirectory();
+  const reportPath = source.decontamination.report_ref.startsWith('file://') ? fileURLToPath(source.decontamination.report_ref) : null;
+  const pathOf = (rel: string) => (isDir ? join(root, rel) : root);
+  const shards = (isDir ? await listTree(root) : [basename(root)]).filter((rel) => SHARD_EXTENSIONS.test(rel) && pathOf(rel) !== reportPath);
+  if (shards.length === 0) return { ok: false, reason: `${where}.ref holds no .jsonl or .txt shard: there are no documents to prepare` };
+
+  const prep = await DataPrep.create(input.battery.battery);
+  const outPrefix = `${input.runPrefix}data/${index}/`;
+  const outputs: Array<{ rel: string; sha256: string }> = [];
+  const removals: Removal[] = [];
+  let removalsDropped = 0;
+
+  for (const [shardNo, rel] of shards.entries()) {
+    const format = shardFormatOf(rel);
+    const kept: Buffer[] = [];
+    let lineNo = 0;
+    try {
+      for await (const line of linesOf(createReadStream(pathOf(rel)))) {
+        lineNo++;
+        const text = documentText(line, format, lineNo);
+        if (text === null) continue;
+        const verdict = prep.consider(text);
+        if (verdict.kept) kept.push(Buffer.from(`${line}\n`));
+        else if (removals.length < MAX_REPORT_ENTRIES) {
+          const { kept: _k, ...rest } = verdict;
+          removals.push({ shard: shardNo, line: lineNo, ...rest });
+        } else removalsDropped++;
+      }
+    } catch (err) {
+      if (err instanceof DocumentError) return { ok: false, reason: `${where} shard ${shardNo + 1} of ${shards.length}: ${err.message}` };
+      throw err;
+    }
+    const bytes = Buffer.concat(kept);
+    await input.storage.driverFor(outPrefix).write(`${outPrefix}${rel}`, bytes);
+    outputs.push({ rel, sha256: createHash('sha256').update(bytes).digest('hex') });
+  }
+
+  const summary = prep.summary();
+  const reportRef = `${input.runPrefix}data/${index}.report.json`;
+  const report = { ref_index: index, shards, summary, removals, removals_not_listed: removalsDropped };
+  await input.storage.driverFor(reportRef).write(reportRef, Buffer.from(`${JSON.stringify(report)}\n`));
+
+  const declared = source.decontamination;
+  const fact: DataPreparedEvent = {
+    run_id: input.runId,
+    index,
+    ref: source.ref,
+    input_sha256: source.sha256,
+    output_ref: isDir ? outPrefix : `${outPrefix}${shards[0]}`,
+    output_sha256: isDir ? treeDigest(outputs) : outputs[0]!.sha256,
+    report_ref: reportRef,
+    shards: shards.length,
+    docs_in: summary.docs_in,
+    docs_out: summary.docs_out,
+    removed: summary.removed,
+    contaminated_items: summary.contaminated_items.slice(0, MAX_ITEMS_NAMED),
+    contaminated_items_total: summary.contaminated_items.length,
+    contaminated_fraction: summary.contaminated_fraction,
+    declared_contaminated_fraction: declared.contaminated_fraction,
+    method: { ...summary.method, params: summary.method.params as unknown as Record<string, unknown> },
+    battery: { name: summary.battery.name, sha256: input.battery.sha256, items: summary.battery.items },
+  };
+  return { ok: true, fact, disagreement: provenanceDisagreement(declared, summary, summary.battery.name) };
+}

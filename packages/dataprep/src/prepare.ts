@@ -1,0 +1,113 @@
+import type { Battery } from './battery.js';
+import { BatteryIndex } from './decontaminate.js';
+import { ExactDeduper } from './exact-dedup.js';
+import { createTokenHasher, hashTokens, type TokenHasher } from './hashing.js';
+import { NearDeduper } from './near-dedup.js';
+import { normalizeText, wordTokens } from './normalize.js';
+import { decontaminationMethod, impliedThreshold, resolveParams, type DataPrepParams, type DeepPartial } from './params.js';
+import { shingleSet } from './shingles.js';
+
+export type Verdict =
+  | { ordinal: number; kept: true }
+  | { ordinal: number; kept: false; reason: 'exact'; duplicate_of: number }
+  | { ordinal: number; kept: false; reason: 'decontamination'; items: string[] }
+  | { ordinal: number; kept: false; reason: 'near'; duplicate_of: number; jaccard: number };
+
+export interface DataPrepSummary {
+  docs_in: number;
+  docs_out: number;
+  removed: { exact: number; near: number; decontamination: number };
+  /** Battery items some removed document touched, sorted: the evals that were at risk. */
+  contaminated_items: string[];
+  /** Documents removed by decontamination over documents in: what a manifest's contaminated_fraction declares. */
+  contaminated_fraction: number;
+  battery: { name: string; items: number };
+  method: DataPrepMethod;
+}
+
+export interface DataPrepMethod {
+  exact: string;
+  near: string;
+  decontamination: string;
+  order: string;
+  params: DataPrepParams;
+  implied_threshold: number;
+}
+
+/**
+ * The data-prep passes over one stream of documents, in input order: exact dedup, then decontamination (a
+ * contaminated document never enters the near-dup index, so it cannot be a cluster's keeper), then near dedup.
+ * Each removed document is counted once, by the first pass that removed it. Pure and streaming: the caller does
+ * the reading and writing and hands each document's text to `consider`.
+ */
+export class DataPrep {
+  private ordinal = 0;
+  private readonly removed = { exact: 0, near: 0, decontamination: 0 };
+  private readonly contaminated = new Set<string>();
+  private readonly exact = new ExactDeduper();
+  private readonly near: NearDeduper;
+  private readonly index: BatteryIndex;
+
+  private constructor(
+    readonly params: DataPrepParams,
+    private readonly battery: Battery,
+    private readonly hasher: TokenHasher,
+  ) {
+    this.near = new NearDeduper(params.near);
+    this.index = new BatteryIndex(battery, params.decontamination.ngram, hasher);
+  }
+
+  static async create(battery: Battery, overrides: DeepPartial<DataPrepParams> = {}): Promise<DataPrep> {
+    return new DataPrep(resolveParams(overrides), battery, await createTokenHasher());
+  }
+
+  consider(text: string): Verdict {
+    const ordinal = this.ordinal++;
+    const normalized = normalizeText(text, this.params.normalization);
+    const first = this.exact.consider(ordinal, normalized);
+    if (first !== null) {
+      this.removed.exact++;
+      return { ordinal, kept: false, reason: 'exact', duplicate_of: first };
+    }
+    const tokens = wordTokens(normalized);
+    const hashes = hashTokens(tokens, this.hasher);
+    const items = this.index.touched(tokens, hashes);
+    if (items.length > 0) {
+      this.removed.decontamination++;
+      for (const item of items) this.contaminated.add(item);
+      return { ordinal, kept: false, reason: 'decontamination', items };
+    }
+    const dup = this.near.consider(ordinal, shingleSet(hashes, this.params.near.shingle_words));
+    if (dup) {
+      this.removed.near++;
+      return { ordinal, kept: false, reason: 'near', duplicate_of: dup.duplicate_of, jaccard: dup.jaccard };
+    }
+    return { ordinal, kept: true };
+  }
+
+  summary(): DataPrepSummary {
+    const docsIn = this.ordinal;
+    const removed = { ...this.removed };
+    return {
+      docs_in: docsIn,
+      docs_out: docsIn - removed.exact - removed.near - removed.decontamination,
+      removed,
+      contaminated_items: [...this.contaminated].sort(),
+      contaminated_fraction: docsIn === 0 ? 0 : removed.decontamination / docsIn,
+      battery: { name: this.battery.name, items: this.battery.items.length },
+      method: describeMethod(this.params),
+    };
+  }
+}
+
+export function describeMethod(params: DataPrepParams): DataPrepMethod {
+  const { near } = params;
+  return {
+    exact: `${params.exact.hash} of the text after Unicode ${params.normalization.unicode}, white space collapsed${params.normalization.case_fold ? ', case folded' : ''}`,
+    near: `minhash over ${near.shingle_words}-word shingles, ${near.permutations} permutations, lsh ${near.bands} bands × ${near.rows} rows, candidates confirmed at exact jaccard ≥ ${near.jaccard_threshold}; the earliest document of a cluster is kept`,
+    decontamination: decontaminationMethod(params),
+    order: 'exact, decontamination, near',
+    params,
+    implied_threshold: Math.round(impliedThreshold(near.bands, near.rows) * 1e4) / 1e4,
+  };
+}
