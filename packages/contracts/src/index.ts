@@ -2,6 +2,7 @@ export * from './error-codes.js';
 export * from './envelope.js';
 export * from './run-state.js';
 export * from './manifest.js';
+export * from './post-training.js';
 export * from './stages.js';
 export * from './agent-protocol.js';
 export * from './strict-json.js';

@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { describeIssues, type InputIssue } from './input-issues.js';
 import { renderJsonPath, vocabularyOf, type Vocabulary } from './json-path.js';
 import { CURRICULUM_STAGES } from './run-state.js';
+import { dpoStep, rlvrStep, sftStep } from './post-training.js';
 import { parseStrictJson, type StrictJsonError } from './strict-json.js';
 
 /**
@@ -96,30 +97,13 @@ const target = field(
   'What to train for, on how many tokens, at what context length, through which stages.',
 );
 
-const sftStage = z.strictObject({
-  stage: field(z.literal('sft'), 'Supervised fine-tuning.', 'sft'),
-  data_ref: field(storageUri, 'Instruction data for SFT: a storage URI.', 's3://acme-training-data/instructions/v2/'),
-  epochs: field(z.number().int().min(1).max(100), 'Passes over the SFT data, 1 to 100.', 2),
-});
-const dpoStage = z.strictObject({
-  stage: field(z.literal('dpo'), 'Direct preference optimisation.', 'dpo'),
-  data_ref: field(storageUri, 'Preference pairs for DPO: a storage URI.', 's3://acme-training-data/preferences/v1/'),
-  beta: field(z.number().positive().max(10), 'DPO temperature β (dimensionless), greater than 0 and at most 10.', 0.1),
-});
-const rlvrStage = z.strictObject({
-  stage: field(z.literal('rlvr'), 'Reinforcement learning from verifiable rewards.', 'rlvr'),
-  algorithm: field(z.literal('grpo'), 'The policy optimisation: grpo (group relative policy optimisation), the one supported.', 'grpo'),
-  dapo: field(z.boolean(), 'Apply the DAPO fixes to GRPO (decoupled clipping, dynamic sampling, token-level loss, overlong shaping).', true),
-  verifier: field(z.string().min(1).max(128), 'The reward verifier, by name, 1 to 128 characters.', 'unit-tests'),
-  max_policy_staleness: field(z.number().int().min(0).max(64), 'Oldest rollout accepted, in policy versions behind the trainer, 0 to 64.', 2),
-});
 const POST_TRAINING_ORDER = ['sft', 'dpo', 'rlvr'] as const;
 
 const postTraining = field(
   z.strictObject({
     recipe: field(
       z
-        .array(z.discriminatedUnion('stage', [sftStage, dpoStage, rlvrStage]))
+        .array(z.discriminatedUnion('stage', [sftStep, dpoStep, rlvrStep]))
         .superRefine((recipe, ctx) => {
           const order = recipe.map((s) => POST_TRAINING_ORDER.indexOf(s.stage));
           if (order.some((v, i) => i > 0 && v <= order[i - 1]!)) {

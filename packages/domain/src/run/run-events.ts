@@ -27,6 +27,8 @@ export interface LivePlan {
   layouts: Array<{ sequence_length: number; tp: number; pp: number; dp: number; cp: number; micro_batch: number; global_batch_sequences: number; tokens_per_s: number }>;
   checkpoint_bytes: number;
   estimated_cost_usd: number;
+  /** Nodes RLVR gives to rollout (the rest train); absent or 0: trainer and rollout share every node. */
+  rlvr_rollout_nodes?: number;
 }
 
 /**
