@@ -5,6 +5,7 @@ export * from './manifest.js';
 export * from './post-training.js';
 export * from './stages.js';
 export * from './agent-protocol.js';
+export * from './rollout-protocol.js';
 export * from './strict-json.js';
 export * from './json-path.js';
 export * from './input-issues.js';
