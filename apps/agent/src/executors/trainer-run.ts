@@ -3,7 +3,7 @@ import { parseStrictJson, type TaskSpec } from '@ito/contracts';
 import { isUnderRunPrefix } from './checkpoint-uri.js';
 import type { TaskEvents, TaskOutcome } from './executor.js';
 import { LineSplitter } from './line-splitter.js';
-import { MAX_TRAINER_LINE_BYTES, trainerLineSchema, type ControlLine, type TrainerLine } from './trainer-protocol.js';
+import { MAX_TRAINER_LINE_BYTES, trainerLineSchema, type ControlLine, type ExchangeReply, type TrainerLine } from './trainer-protocol.js';
 
 /** What the agent learnt about a trainer's output, for its own log and for tests. */
 export interface TrainerStreamStats {
@@ -168,11 +168,47 @@ export class TrainerRun {
       case 'log':
         this.events.log(`trainer: ${line.message}`);
         return;
+      case 'rollout_batch':
+      case 'policy':
+      case 'want_batches':
+        return this.relay(line, lineNumber);
       default: {
         const unreachable: never = line;
         return unreachable;
       }
     }
+  }
+
+  /**
+   * RLVR: one exchange request of the trainer, relayed through the agent's fenced client; its answer goes back on
+   * stdin. The trainer waits for each answer before its next request, so answers arrive in request order.
+   */
+  private relay(line: Extract<TrainerLine, { type: 'rollout_batch' | 'policy' | 'want_batches' }>, lineNumber: number): void {
+    const exchange = this.events.exchange;
+    if (!exchange) return this.invalid(lineNumber, 'no rollout exchange for this task');
+    if (line.type === 'policy' && !isUnderRunPrefix(line.uri, this.spec)) return this.invalid(lineNumber, "policy outside the run's storage");
+    const call = async (): Promise<ExchangeReply> => {
+      switch (line.type) {
+        case 'rollout_batch': {
+          const { type: _, ...batch } = line;
+          return { type: 'rollout_ack', ...(await exchange.postBatch(batch)) };
+        }
+        case 'policy':
+          await exchange.publishPolicy({ version: line.version, uri: line.uri });
+          return { type: 'policy_ack', version: line.version };
+        case 'want_batches':
+          return { type: 'batches', ...(await exchange.pollBatches({ policy_version: line.policy_version, wait_s: line.wait_s, max: line.max })) };
+      }
+    };
+    call().then(
+      (reply) => this.reply(reply),
+      (err: unknown) => this.reply({ type: 'exchange_refused', code: (err as { code?: string }).code ?? 'error' }),
+    );
+  }
+
+  private reply(line: ExchangeReply): void {
+    if (this.exited || !this.child) return;
+    this.child.stdin.write(`${JSON.stringify(line)}\n`);
   }
 
   private note(step: number, elapsed: number | undefined): void {

@@ -1,0 +1,78 @@
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ProcessExecutor } from '@ito/agent';
+import { EXAMPLE_MANIFEST } from '../support/api.js';
+import { postTrainingManifest } from '../support/manifests.js';
+import { runEvents, seedTenant, startPipeline, submitRun, waitForState, type Pipeline } from '../support/pipeline.js';
+
+const REFERENCE_TRAINER = resolve(import.meta.dirname, '../../apps/agent/dist/trainers/reference-trainer.js');
+const EXAMPLE_RECIPE = JSON.parse(EXAMPLE_MANIFEST).post_training.recipe;
+
+/**
+ * Post-training end to end with the process executor: the example manifest's recipe (SFT → DPO → RLVR) on two
+ * agents, each step run by the reference trainer in its own process, RLVR's trainer and rollout on different
+ * nodes exchanging policy versions and batches through the control plane.
+ */
+describe('post-training with the process executor and the reference trainer', () => {
+  let p: Pipeline;
+  let dir: string;
+  beforeAll(async () => {
+    if (!existsSync(REFERENCE_TRAINER)) throw new Error(`${REFERENCE_TRAINER} is missing: run npm run build first`);
+    dir = mkdtempSync(join(tmpdir(), 'ito-post-training-'));
+    p = await startPipeline('postgres');
+  });
+  afterAll(async () => {
+    await p?.close();
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('SFT loss falls, DPO preference accuracy rises, GRPO verified reward rises, over-stale batches are rejected and counted', async () => {
+    const seed = await seedTenant(p.api);
+    await p.api.admin.setTenantPolicy({ tenantId: seed.tenant.tenant_id, policy: { checkpoint_storage: { schemes: ['file'], prefixes: [] } } });
+    const argv = [process.execPath, REFERENCE_TRAINER, '--progress-every-steps', '10', '--batches-per-step', '1', '--stale-batch-every', '4'];
+    const nodes = await p.startNodes(seed, (node) => new ProcessExecutor({ trainerConfig: { trainers: { default: { argv } } }, workDir: join(dir, node), stopGraceMs: 5_000, killGraceMs: 2_000 }));
+    const manifest = postTrainingManifest(EXAMPLE_RECIPE, (m) => {
+      m.checkpoint.storage = `file://${dir}/ckpt/`;
+      // RLVR takes a share of the target tokens: enough for about a hundred policy versions.
+      m.target.tokens = 20_000_000_000;
+      m.eval.gates = { post_training: { heldout_loss: { max: 10 } } };
+    });
+    const runId = await submitRun(p.api, seed, manifest);
+    await waitForState(p.api, seed, runId, ['succeeded', 'failed', 'gate_failed'], 180_000);
+    const events = await runEvents(p.api, seed, runId);
+    expect(events.at(-1)!.type, events.map((e) => e.type).join(' ')).toBe('RunSucceeded');
+    expect(events.filter((e) => e.type === 'StageCompleted').map((e) => e.data.stage)).toEqual(['data_prep', 'planning', 'sft', 'dpo', 'rlvr', 'eval_post_training']);
+
+    const completed = (stage: string) => events.filter((e) => e.type === 'TaskCompleted' && e.data.stage === stage);
+    const leader = (stage: string) => completed(stage).find((e) => e.data.metrics && Object.keys(e.data.metrics).length > 0)!.data.metrics;
+    const sft = leader('sft');
+    expect(sft.sft_loss_last).toBeLessThan(sft.sft_loss_first * 0.7);
+    const dpo = leader('dpo');
+    expect(dpo.dpo_preference_accuracy_first).toBe(0);
+    expect(dpo.dpo_preference_accuracy_last).toBeGreaterThan(dpo.dpo_preference_accuracy_first + 0.3);
+    const rlvr = leader('rlvr');
+    expect(rlvr.rlvr_reward_last).toBeGreaterThan(rlvr.rlvr_reward_first + 0.05);
+    expect(rlvr.rlvr_batches_rejected).toBeGreaterThan(0);
+    expect(rlvr.rlvr_dropped_groups).toBeGreaterThan(0);
+
+    // Trainer and rollout ran on different nodes of the booking.
+    const started = events.find((e) => e.type === 'StageStarted' && e.data.stage === 'rlvr')!.data;
+    const byRole = Object.fromEntries(started.tasks.map((t: any) => [t.role, t.node_id]));
+    expect(Object.keys(byRole).sort()).toEqual(['rollout', 'trainer']);
+    expect(byRole.trainer).not.toBe(byRole.rollout);
+    expect(new Set(nodes.map((n) => n.node_id))).toEqual(new Set([byRole.trainer, byRole.rollout]));
+
+    // The run's metrics count what the control plane judged: every rejection was over the bound of 2.
+    const metrics = (await p.api.call('GET', `/v1/runs/${runId}/metrics`, { key: seed.requester })).body.data.rollouts;
+    expect(metrics).toHaveLength(1);
+    const m = metrics[0];
+    expect(m.rejected).toBe(rlvr.rlvr_batches_rejected);
+    expect(m.accepted).toBe(rlvr.rlvr_batches_accepted);
+    for (const [staleness, counts] of Object.entries(m.staleness_histogram) as Array<[string, { accepted: number; rejected: number }]>) {
+      if (Number(staleness) > 2) expect(counts.accepted).toBe(0);
+      else expect(counts.rejected).toBe(0);
+    }
+  });
+});
