@@ -2,10 +2,11 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ProcessExecutor } from '@ito/agent';
+import { ProcessExecutor, SimulatedExecutor } from '@ito/agent';
 import { EXAMPLE_MANIFEST } from '../support/api.js';
+import { redisForTests } from '../support/db.js';
 import { postTrainingManifest } from '../support/manifests.js';
-import { runEvents, seedTenant, startPipeline, submitRun, waitForState, type Pipeline } from '../support/pipeline.js';
+import { runEvents, seedTenant, startPipeline, submitRun, waitForState, type BackendKind, type Pipeline } from '../support/pipeline.js';
 
 const REFERENCE_TRAINER = resolve(import.meta.dirname, '../../apps/agent/dist/trainers/reference-trainer.js');
 const EXAMPLE_RECIPE = JSON.parse(EXAMPLE_MANIFEST).post_training.recipe;
@@ -76,3 +77,50 @@ describe('post-training with the process executor and the reference trainer', ()
     }
   });
 });
+
+const redis = redisForTests();
+const BACKENDS: Array<{ kind: BackendKind; skip: boolean; why: string }> = [
+  { kind: 'redis', skip: !redis.url, why: redis.skipReason ?? '' },
+  { kind: 'postgres', skip: false, why: '' },
+];
+
+for (const backend of BACKENDS) {
+  describe.skipIf(backend.skip)(`post-training with the simulated executor on the ${backend.kind} backend${backend.skip ? ` (skipped: ${backend.why})` : ''}`, () => {
+    let p: Pipeline;
+    beforeAll(async () => {
+      p = await startPipeline(backend.kind);
+    });
+    afterAll(async () => p?.close());
+
+    it('runs SFT → DPO → RLVR with trainer and rollout on different nodes, the modelled reward rising and the bound held', async () => {
+      const seed = await seedTenant(p.api);
+      await p.startNodes(seed, () => new SimulatedExecutor({ timeScale: 100_000, progressIntervalMs: 50 }));
+      const manifest = postTrainingManifest(EXAMPLE_RECIPE, (m) => {
+        m.target.tokens = 20_000_000_000;
+        m.eval.gates = { post_training: { heldout_loss: { max: 10 } } };
+      });
+      const runId = await submitRun(p.api, seed, manifest);
+      await waitForState(p.api, seed, runId, ['succeeded', 'failed', 'gate_failed'], 120_000);
+      const events = await runEvents(p.api, seed, runId);
+      expect(events.at(-1)!.type, events.map((e) => e.type).join(' ')).toBe('RunSucceeded');
+      expect(events.filter((e) => e.type === 'StageCompleted').map((e) => e.data.stage)).toEqual(['data_prep', 'planning', 'sft', 'dpo', 'rlvr', 'eval_post_training']);
+      const started = events.find((e) => e.type === 'StageStarted' && e.data.stage === 'rlvr')!.data;
+      const roles = started.tasks.map((t: any) => [t.rank, t.role]);
+      expect(roles).toEqual([
+        [0, 'trainer'],
+        [1, 'rollout'],
+      ]);
+      expect(started.tasks[0].node_id).not.toBe(started.tasks[1].node_id);
+      const rlvr = events.find((e) => e.type === 'TaskCompleted' && e.data.stage === 'rlvr' && e.data.metrics?.rlvr_batches_accepted !== undefined)!.data.metrics;
+      expect(rlvr.rlvr_batches_accepted).toBeGreaterThan(10);
+      expect(rlvr.rlvr_reward_last).toBeGreaterThan(rlvr.rlvr_reward_first);
+      const [m] = (await p.api.call('GET', `/v1/runs/${runId}/metrics`, { key: seed.requester })).body.data.rollouts;
+      expect(m).toMatchObject({ stage: 'rlvr', attempt: 1, accepted: rlvr.rlvr_batches_accepted, rejected: rlvr.rlvr_batches_rejected });
+      expect(m.dropped_groups).toBeGreaterThan(0);
+      for (const [staleness, counts] of Object.entries(m.staleness_histogram) as Array<[string, { accepted: number; rejected: number }]>) {
+        if (Number(staleness) > 2) expect(counts.accepted).toBe(0);
+        else expect(counts.rejected).toBe(0);
+      }
+    });
+  });
+}
