@@ -36,15 +36,17 @@ describe('post-training with the process executor and the reference trainer', ()
     const nodes = await p.startNodes(seed, (node) => new ProcessExecutor({ trainerConfig: { trainers: { default: { argv } } }, workDir: join(dir, node), stopGraceMs: 5_000, killGraceMs: 2_000 }));
     const manifest = postTrainingManifest(EXAMPLE_RECIPE, (m) => {
       m.checkpoint.storage = `file://${dir}/ckpt/`;
+      m.eval.gates = { sft: { heldout_loss: { max: 10 } }, dpo: { heldout_loss: { max: 10 } }, rlvr: { accuracy: { min: 0.05 } }, post_training: { heldout_loss: { max: 10 } } };
       // RLVR takes a share of the target tokens: enough for about a hundred policy versions.
       m.target.tokens = 20_000_000_000;
-      m.eval.gates = { post_training: { heldout_loss: { max: 10 } } };
     });
     const runId = await submitRun(p.api, seed, manifest);
     await waitForState(p.api, seed, runId, ['succeeded', 'failed', 'gate_failed'], 180_000);
     const events = await runEvents(p.api, seed, runId);
     expect(events.at(-1)!.type, events.map((e) => e.type).join(' ')).toBe('RunSucceeded');
-    expect(events.filter((e) => e.type === 'StageCompleted').map((e) => e.data.stage)).toEqual(['data_prep', 'planning', 'sft', 'dpo', 'rlvr', 'eval_post_training']);
+    expect(events.filter((e) => e.type === 'StageCompleted').map((e) => e.data.stage)).toEqual(['data_prep', 'planning', 'sft', 'eval_sft', 'dpo', 'eval_dpo', 'rlvr', 'eval_rlvr', 'eval_post_training']);
+    // Each step's gate was checked on the policy that step left.
+    expect(events.filter((e) => e.type === 'EvalGatePassed').map((e) => e.data.stage)).toEqual(['sft', 'dpo', 'rlvr', 'post_training']);
 
     const completed = (stage: string) => events.filter((e) => e.type === 'TaskCompleted' && e.data.stage === stage);
     const leader = (stage: string) => completed(stage).find((e) => e.data.metrics && Object.keys(e.data.metrics).length > 0)!.data.metrics;
@@ -91,6 +93,19 @@ for (const backend of BACKENDS) {
       p = await startPipeline(backend.kind);
     });
     afterAll(async () => p?.close());
+
+    it('a post-training step whose gate fails stops the run: gate_failed, and no later step starts', async () => {
+      const seed = await seedTenant(p.api);
+      await p.startNodes(seed, () => new SimulatedExecutor({ timeScale: 100_000, progressIntervalMs: 50 }));
+      const manifest = postTrainingManifest(EXAMPLE_RECIPE, (m) => (m.eval.gates = { dpo: { mmlu: { min: 0.99 } }, post_training: { heldout_loss: { max: 10 } } }));
+      const runId = await submitRun(p.api, seed, manifest);
+      await waitForState(p.api, seed, runId, ['gate_failed', 'succeeded', 'failed'], 120_000);
+      const events = await runEvents(p.api, seed, runId);
+      expect(events.filter((e) => e.type === 'StageStarted').map((e) => e.data.stage)).toEqual(['data_prep', 'planning', 'sft', 'dpo', 'eval_dpo']);
+      const failed = events.find((e) => e.type === 'EvalGateFailed')!;
+      expect(failed.data).toMatchObject({ stage: 'dpo' });
+      expect(failed.data.failed[0]).toMatch(/^mmlu .* < min 0\.99$/);
+    });
 
     it('runs SFT → DPO → RLVR with trainer and rollout on different nodes, the modelled reward rising and the bound held', async () => {
       const seed = await seedTenant(p.api);

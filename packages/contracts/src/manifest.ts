@@ -4,6 +4,7 @@ import { describeIssues, type InputIssue } from './input-issues.js';
 import { renderJsonPath, vocabularyOf, type Vocabulary } from './json-path.js';
 import { CURRICULUM_STAGES } from './run-state.js';
 import { dpoStep, rlvrStep, sftStep } from './post-training.js';
+import { GATED_STAGES } from './stages.js';
 import { parseStrictJson, type StrictJsonError } from './strict-json.js';
 
 /**
@@ -132,8 +133,8 @@ const evalSpec = field(
   z.strictObject({
     battery: field(z.string().min(1).max(256), 'The fixed eval battery run after each stage, by name and version, 1 to 256 characters.', 'ito-evals/v1'),
     gates: field(
-      z.partialRecord(curriculumStage, z.record(metricName, gateBound)),
-      'Per curriculum stage the run has, the metrics (lower-case names) a stage must meet; a stage that misses one fails the run, and no one can override it.',
+      z.partialRecord(z.enum(GATED_STAGES), z.record(metricName, gateBound)),
+      'Per curriculum stage the run has (and per post-training step of its recipe, evaluated right after that step), the metrics (lower-case names) a stage must meet; a stage that misses one fails the run, and no one can override it.',
       { pretrain: { heldout_loss: { max: 2.1 } }, mid_train: { mmlu: { min: 0.55 } } },
     ),
   }),
@@ -183,8 +184,9 @@ export const manifestSchema = z
     budget,
   })
   .superRefine((m, ctx) => {
+    const runs = new Set<string>([...m.target.curriculum, ...(m.target.curriculum.includes('post_training') ? m.post_training.recipe.map((s) => s.stage) : [])]);
     for (const stage of Object.keys(m.eval.gates)) {
-      if (!m.target.curriculum.includes(stage as (typeof CURRICULUM_STAGES)[number])) {
+      if (!runs.has(stage)) {
         ctx.addIssue({ code: 'custom', path: ['eval', 'gates', stage], message: 'a gate for a stage the curriculum does not run' });
       }
     }

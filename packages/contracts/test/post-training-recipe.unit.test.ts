@@ -61,4 +61,13 @@ describe('the post-training recipe options', () => {
     expect(rlvrSettings({ ...base, dapo: false })).toMatchObject({ clip_eps_high: 0.2, dynamic_sampling: false, token_level_loss: false, overlong_shaping: false });
     expect(rlvrSettings({ ...base, dapo: false, dynamic_sampling: true }).dynamic_sampling).toBe(true);
   });
+
+  it('accepts gates for the recipe\'s own steps, and refuses one for a step the recipe does not run', () => {
+    const m = JSON.parse(example);
+    m.eval.gates.dpo = { ifeval: { min: 0.5 } };
+    expect(parseManifest(JSON.stringify(m)).ok).toBe(true);
+    m.post_training.recipe = m.post_training.recipe.filter((s: any) => s.stage !== 'dpo');
+    const r = parseManifest(JSON.stringify(m));
+    expect(r.ok ? [] : r.issues.map((i) => i.message)).toEqual(['a gate for a stage the curriculum does not run']);
+  });
 });

@@ -4,6 +4,7 @@ import {
   evalStageFor,
   stageKind,
   type CurriculumStage,
+  type GatedStage,
   type Manifest,
   type StageKind,
   type StageName,
@@ -87,8 +88,8 @@ export function buildPipeline(
     { stage: 'data_prep', kind: 'data_prep', tokens: 0, sequence_length: 0 },
     { stage: 'planning', kind: 'planning', tokens: 0, sequence_length: 0 },
   ];
-  const gatesOf = (stage: CurriculumStage) => (manifest.eval.gates[stage] ?? {}) as Record<string, GateBound>;
-  const evalStep = (stage: CurriculumStage): PipelineStep => ({
+  const gatesOf = (stage: GatedStage) => (manifest.eval.gates[stage] ?? {}) as Record<string, GateBound>;
+  const evalStep = (stage: GatedStage): PipelineStep => ({
     stage: evalStageFor(stage),
     kind: 'eval',
     tokens: 0,
@@ -119,6 +120,8 @@ export function buildPipeline(
           sequence_length: phase?.sequence_length ?? manifest.target.sequence_length,
           recipe: options as Record<string, string | number | boolean>,
         });
+        // A step the manifest gates is evaluated right after it, as a curriculum stage is.
+        if (Object.hasOwn(manifest.eval.gates, name)) steps.push(evalStep(name));
       }
     }
     steps.push(evalStep(stage));

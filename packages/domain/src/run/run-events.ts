@@ -1,4 +1,4 @@
-import type { CurriculumStage, Directive, FailureKind, StageName, TaskRole, TaskSpec } from '@ito/contracts';
+import type { Directive, GatedStage, FailureKind, StageName, TaskRole, TaskSpec } from '@ito/contracts';
 import type { Pipeline } from '../pipeline/pipeline.js';
 
 /** A checkpoint as a stage's spec names it: enough to restore from. */
@@ -102,8 +102,8 @@ export interface RunEventMap {
   TaskStopped: { run_id: string; task_id: string; stage: string; attempt: number; node_id: string; seq?: number; reason: string; step?: number; elapsed_s?: number };
   /** Tasks taken back from their nodes: their later reports are refused (fenced by attempt). */
   TasksWithdrawn: { run_id: string; stage: string; attempt: number; task_ids: string[]; reason: string };
-  EvalGatePassed: { run_id: string; stage: CurriculumStage; metrics: Record<string, number>; failed?: string[] };
-  EvalGateFailed: { run_id: string; stage: CurriculumStage; metrics: Record<string, number>; failed: string[] };
+  EvalGatePassed: { run_id: string; stage: GatedStage; metrics: Record<string, number>; failed?: string[] };
+  EvalGateFailed: { run_id: string; stage: GatedStage; metrics: Record<string, number>; failed: string[] };
   NodeLost: { run_id: string; node_id: string; last_heartbeat_at: string };
   RunResumed: { run_id: string; from_checkpoint_id: string | null; stage?: string; attempt?: number; from_step?: number; recompute_steps?: number };
   LossSpikeDetected: { run_id: string; step: number; loss: number; stage?: string; attempt?: number; moving_average?: number; factor?: number; consecutive?: number };
