@@ -1,4 +1,4 @@
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -59,6 +59,9 @@ describe('post-training with the process executor and the reference trainer', ()
     expect(rlvr.rlvr_reward_last).toBeGreaterThan(rlvr.rlvr_reward_first + 0.05);
     expect(rlvr.rlvr_batches_rejected).toBeGreaterThan(0);
     expect(rlvr.rlvr_dropped_groups).toBeGreaterThan(0);
+
+    // The policy versions the trainer published for its rollout were removed with the stage: nothing is left behind.
+    expect(readdirSync(join(dir, 'ckpt', runId, 'rlvr')).filter((f) => f.startsWith('policy-'))).toEqual([]);
 
     // Trainer and rollout ran on different nodes of the booking.
     const started = events.find((e) => e.type === 'StageStarted' && e.data.stage === 'rlvr')!.data;

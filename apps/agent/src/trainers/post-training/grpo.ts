@@ -4,7 +4,7 @@ import { Random } from '../random.js';
 import { emit } from '../trainer-io.js';
 import { ANSWER_DIGITS, answerDigits, completionText, drawProblem, overlongPenalty, parseCompletion, parsePrompt, promptOf, verify } from './addition.js';
 import { ends, type StepContext } from './context.js';
-import { encodePolicy, readPolicy, writePolicy } from './policy-checkpoint.js';
+import { encodePolicy, readPolicy, removePolicy, writePolicy } from './policy-checkpoint.js';
 import { ascend, logProb, POLICY_SIZE, sample } from './policy.js';
 import { progress } from './supervised.js';
 
@@ -75,6 +75,7 @@ export async function runGrpoTrainer(ctx: StepContext): Promise<number> {
   })();
   const expectedReward = () => heldOut.reduce((sum, p) => sum + Math.exp(logProb(ctx.weights, p, answerDigits(p))), 0) / heldOut.length;
   const rewards: number[] = [expectedReward()];
+  const published: string[] = [];
   const batchRewards: number[] = [];
   let accepted = 0;
   let rejected = 0;
@@ -102,9 +103,14 @@ export async function runGrpoTrainer(ctx: StepContext): Promise<number> {
     const uri = `${checkpointPrefix(ctx.spec.checkpoint.storage, ctx.spec.run_id)}rlvr/policy-a${ctx.spec.attempt}-v${version}`;
     await writePolicy(uri, encodePolicy({ run_id: ctx.spec.run_id, stage: ctx.spec.stage, step: ctx.step, version, weights: ctx.weights, adam: null }));
     await exchange(ctx, { type: 'policy', version, uri });
+    published.push(uri);
+    // Policy versions are not checkpoints (the ledger does not list them, so cleanup would not find them): the
+    // trainer removes those no rollout can still be reading, and the rest when the stage ends.
+    while (published.length > s.staleness + 3) await removePolicy(published.shift()!);
     // No loss is reported: a reward near 1 makes 1 − reward tiny and noisy, which the loss-spike rule would misread.
     progress(ctx, undefined, `verified reward ${rewards.at(-1)!.toFixed(3)} at policy version ${version}`);
   }
+  for (const uri of published.splice(0)) await removePolicy(uri);
   await ctx.save(false, version);
   // The first is the expected reward before any step; the last a mean of the last steps'.
   const [first, last] = [rewards[0]!, ends(rewards).last];
@@ -171,7 +177,9 @@ export async function runRollout(ctx: StepContext): Promise<number> {
     }
     const policy = answer.policy as { version: number; uri: string | null };
     if (policy.version > version && policy.uri) {
-      const stored = await readPolicy(policy.uri);
+      // The trainer removes versions no longer needed; one gone already is skipped, the next answer names a newer one.
+      const stored = await readPolicy(policy.uri).catch(() => undefined);
+      if (stored === undefined) continue;
       if (!stored) throw new Error('the published policy is not one of this trainer');
       version = policy.version;
       postedAtVersion = 0;

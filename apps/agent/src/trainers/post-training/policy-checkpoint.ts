@@ -45,3 +45,7 @@ export async function readPolicy(uri: string): Promise<StoredPolicy | null> {
 export async function writePolicy(uri: string, bytes: Buffer): Promise<void> {
   await driverFor(uri).write(uri, bytes);
 }
+
+export async function removePolicy(uri: string): Promise<void> {
+  await driverFor(uri).remove(uri);
+}

@@ -25,3 +25,14 @@ describe('ito plan, for people', () => {
     expect(renderPlanAnswer({ plan: { tp: 1, post_training: [] } })).not.toContain('post-training split');
   });
 });
+
+describe('ito metrics, for people', () => {
+  it('shows RLVR rollout counts and the staleness histogram', async () => {
+    const { renderMetrics } = await import('../src/human/views.js');
+    const text = renderMetrics({
+      rollouts: [{ stage: 'rlvr', attempt: 1, accepted: 12, rejected: 4, pending: 0, dropped_groups: 7, policy_version: 12, staleness_histogram: { '0': { accepted: 9, rejected: 0 }, '3': { accepted: 0, rejected: 4 } } }],
+    });
+    const row = text.split('\n').find((l) => l.trim().startsWith('rlvr'))!.trim().split(/\s+/);
+    expect(row).toEqual(['rlvr', '1', '12', '4', '0', '7', '12', '0:9/0', '3:0/4']);
+  });
+});
