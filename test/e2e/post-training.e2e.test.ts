@@ -2,7 +2,7 @@ import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ProcessExecutor, SimulatedExecutor } from '@ito/agent';
+import { ProcessExecutor, SimulatedExecutor, parseSimFaults } from '@ito/agent';
 import { EXAMPLE_MANIFEST } from '../support/api.js';
 import { redisForTests } from '../support/db.js';
 import { postTrainingManifest } from '../support/manifests.js';
@@ -108,6 +108,28 @@ for (const backend of BACKENDS) {
       const failed = events.find((e) => e.type === 'EvalGateFailed')!;
       expect(failed.data).toMatchObject({ stage: 'dpo' });
       expect(failed.data.failed[0]).toMatch(/^mmlu .* < min 0\.99$/);
+    });
+
+    it('a rollout that crashes mid-stage fails the attempt like any task, and the retried attempt splits the nodes again', async () => {
+      const seed = await seedTenant(p.api);
+      // gpu-02 is rank 1, the rollout node: its agent crashes the rollout after 20 batches, once.
+      await p.startNodes(seed, (node) => new SimulatedExecutor({ timeScale: 100_000, progressIntervalMs: 50, faults: node === 'gpu-02' ? parseSimFaults('crash@step=20,stage=rlvr') : [] }));
+      const manifest = postTrainingManifest(undefined, (m) => (m.target.tokens = 20_000_000_000));
+      const runId = await submitRun(p.api, seed, manifest);
+      await waitForState(p.api, seed, runId, ['succeeded', 'failed', 'gate_failed'], 120_000);
+      const events = await runEvents(p.api, seed, runId);
+      expect(events.at(-1)!.type, events.map((e) => e.type).join(' ')).toBe('RunSucceeded');
+      const failed = events.find((e) => e.type === 'StageFailed')!.data;
+      expect(failed).toMatchObject({ stage: 'rlvr', attempt: 1, failure: 'crash' });
+      const rollout = events.find((e) => e.type === 'StageStarted' && e.data.stage === 'rlvr' && e.data.attempt === 1)!.data.tasks.find((t: any) => t.role === 'rollout');
+      expect(failed.task_id).toBe(rollout.task_id);
+      const retry = events.find((e) => e.type === 'StageStarted' && e.data.stage === 'rlvr' && e.data.attempt === 2)!.data;
+      expect(retry.tasks.map((t: any) => t.role)).toEqual(['trainer', 'rollout']);
+      // Each attempt has its own exchange: the retry's starts again at policy version 0.
+      const [m1, m2] = (await p.api.call('GET', `/v1/runs/${runId}/metrics`, { key: seed.requester })).body.data.rollouts;
+      expect([m1.attempt, m2.attempt]).toEqual([1, 2]);
+      expect(m1.batches).toBeGreaterThanOrEqual(20);
+      expect(m2.accepted).toBeGreaterThan(0);
     });
 
     it('runs SFT → DPO → RLVR with trainer and rollout on different nodes, the modelled reward rising and the bound held', async () => {

@@ -116,6 +116,9 @@ export class SimulatedTask {
       if (!(await this.advance(seconds * this.slowFactor))) continue;
       const { trainerDone, ahead } = await rlvr.postBatch();
       if (trainerDone) return { kind: 'completed', step: this.step, elapsed_s: this.sim };
+      // A rollout's steps are its batches: a fault at step n meets it after its n-th batch.
+      this.step++;
+      if (this.meetFaults()) return this.crashed();
       // A whole staleness bound ahead of the trainer: wait a trainer step rather than produce batches it would reject.
       if (ahead && !(await this.advance(stepSeconds(this.spec)))) continue;
     }
