@@ -29,7 +29,7 @@ export class SimulatedRlvr {
   ) {
     const recipe = spec.recipe ?? {};
     this.staleness = typeof recipe.max_policy_staleness === 'number' ? recipe.max_policy_staleness : 0;
-    this.group = typeof recipe.group_size === 'number' ? Math.min(recipe.group_size, 32) : 8;
+    this.group = typeof recipe.group_size === 'number' ? Math.min(recipe.group_size, 64) : 8;
     this.dynamicSampling = typeof recipe.dynamic_sampling === 'boolean' ? recipe.dynamic_sampling : recipe.dapo === true;
   }
 

@@ -142,7 +142,12 @@ export class TrainerRun {
     const json = parseStrictJson(text, { maxDepth: MAX_LINE_DEPTH });
     if (!json.ok) return this.invalid(lineNumber, json.error.reason === 'syntax' ? 'not JSON' : json.error.reason.replace('_', ' '));
     const parsed = trainerLineSchema.safeParse(json.value);
-    if (!parsed.success) return this.invalid(lineNumber, 'not a protocol line');
+    if (!parsed.success) {
+      // A trainer waits for the answer to an exchange request: an invalid one is answered too, as refused.
+      const type = (json.value as { type?: unknown } | null)?.type;
+      if (type === 'rollout_batch' || type === 'policy' || type === 'want_batches') this.reply({ type: 'exchange_refused', code: 'validation_failed' });
+      return this.invalid(lineNumber, 'not a protocol line');
+    }
     this.forward(parsed.data, lineNumber);
   }
 
@@ -185,8 +190,12 @@ export class TrainerRun {
    */
   private relay(line: Extract<TrainerLine, { type: 'rollout_batch' | 'policy' | 'want_batches' }>, lineNumber: number): void {
     const exchange = this.events.exchange;
-    if (!exchange) return this.invalid(lineNumber, 'no rollout exchange for this task');
-    if (line.type === 'policy' && !isUnderRunPrefix(line.uri, this.spec)) return this.invalid(lineNumber, "policy outside the run's storage");
+    const refuse = (why: string, code: string) => {
+      this.reply({ type: 'exchange_refused', code });
+      this.invalid(lineNumber, why);
+    };
+    if (!exchange) return refuse('no rollout exchange for this task', 'invalid_state');
+    if (line.type === 'policy' && !isUnderRunPrefix(line.uri, this.spec)) return refuse("policy outside the run's storage", 'validation_failed');
     const call = async (): Promise<ExchangeReply> => {
       switch (line.type) {
         case 'rollout_batch': {

@@ -1,4 +1,4 @@
-import type { RolloutSample } from '@ito/contracts';
+import { MAX_ROLLOUT_SAMPLES, type RolloutSample } from '@ito/contracts';
 import { checkpointPrefix } from '@ito/domain';
 import { Random } from '../random.js';
 import { emit } from '../trainer-io.js';
@@ -14,6 +14,7 @@ import { progress } from './supervised.js';
  * policy version; the rank-0 trainer takes the batches within the staleness bound, takes one clipped policy-
  * gradient step on group-relative advantages, and publishes the next version.
  */
+/** Prompts per batch, fewer for large groups: a batch holds at most 256 samples (MAX_ROLLOUT_SAMPLES). */
 const PROMPTS_PER_BATCH = 4;
 
 export interface Settings {
@@ -197,7 +198,8 @@ export function sampleBatch(weights: Float64Array, s: Settings, rng: Random): { 
   const samples: RolloutSample[] = [];
   let droppedGroups = 0;
   let group = 0;
-  for (let tries = 0; group < PROMPTS_PER_BATCH && tries < PROMPTS_PER_BATCH * 8; tries++) {
+  const prompts = Math.max(1, Math.min(PROMPTS_PER_BATCH, Math.floor(MAX_ROLLOUT_SAMPLES / s.group)));
+  for (let tries = 0; group < prompts && tries < prompts * 8; tries++) {
     const p = drawProblem(rng);
     const completions = Array.from({ length: s.group }, () => {
       const { digits, logprob } = sample(weights, p, rng);
