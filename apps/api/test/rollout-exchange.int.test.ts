@@ -56,6 +56,10 @@ describe('the rollout exchange', () => {
     expect(Date.now() - started).toBeLessThan(15_000);
     expect(woken.body.data.batches.map((x: any) => x.staleness)).toEqual([0]);
 
+    // Judged batches keep their counts, not their samples.
+    const kept = await p.api.pool.query(`select count(*)::int as n from rollout_batches where run_id = $1 and samples <> '[]'::jsonb`, [runId]);
+    expect(kept.rows[0].n).toBe(0);
+
     const metrics = (await p.api.call('GET', `/v1/runs/${runId}/metrics`, { key: seed.requester })).body.data.rollouts;
     expect(metrics).toEqual([
       {

@@ -132,7 +132,12 @@ export async function pollRollouts(res: Resources, node: NodePrincipal, taskId: 
       for (const row of rows) {
         const verdict = judgeBatch(query.policy_version, row.policy_version, bound);
         if (verdict.accepted && out.batches.length >= query.max) continue;
-        await tx.client.query(`update rollout_batches set status = $2, staleness = $3, judged_at = now() where batch_id = $1`, [row.batch_id, verdict.accepted ? 'accepted' : 'rejected', verdict.staleness]);
+        // Once judged, a batch's samples are never read again (handed over once, or never): only its counts stay.
+        await tx.client.query(`update rollout_batches set status = $2, staleness = $3, judged_at = now(), samples = '[]'::jsonb where batch_id = $1`, [
+          row.batch_id,
+          verdict.accepted ? 'accepted' : 'rejected',
+          verdict.staleness,
+        ]);
         if (verdict.accepted) out.batches.push({ batch_id: row.batch_id, policy_version: row.policy_version, staleness: verdict.staleness, samples: row.samples, dropped_groups: row.dropped_groups });
         else out.rejected.push({ batch_id: row.batch_id, policy_version: row.policy_version, staleness: verdict.staleness });
       }
