@@ -4,12 +4,18 @@ import type { RolloutExchange } from './executor.js';
 
 /**
  * The simulated executor's model of RLVR (docs/pipeline.md, "Trainer and rollout"): the same exchange as a real
- * trainer and rollout, through the same routes, with modelled work. A rollout batch takes half a trainer step to
+ * trainer and rollout, through the same routes, with modelled work. A policy version spans a few trainer steps
+ * (at most 8 versions a stage), each trained on one batch; a rollout batch takes half a version's steps to
  * generate; its verified reward is drawn with a success rate that rises with the policy version that sampled it
- * (1 − 0.7·e^(−version/50)); groups whose rewards are all equal are dropped (dynamic sampling) and counted.
+ * (1 − 0.7·e^(−3·version/versions), versions being the stage's); groups whose rewards are all equal are dropped (dynamic sampling) and counted.
  */
 export const ROLLOUT_SECONDS_PER_TRAINER_STEP = 0.5;
 const PROMPTS = 4;
+/**
+ * At most this many policy versions per stage attempt: a long stage syncs weights every few steps (as large runs
+ * do), so the exchange's round trips, not the modelled clock, never set a fast simulation's pace.
+ */
+export const MAX_POLICY_VERSIONS = 8;
 
 export class SimulatedRlvr {
   private version = 0;
@@ -22,6 +28,8 @@ export class SimulatedRlvr {
   private readonly staleness: number;
   private readonly group: number;
   private readonly dynamicSampling: boolean;
+  /** Trainer steps per policy version (and per batch). */
+  readonly stepsPerVersion: number;
 
   constructor(
     private readonly spec: TaskSpec,
@@ -31,6 +39,17 @@ export class SimulatedRlvr {
     this.staleness = typeof recipe.max_policy_staleness === 'number' ? recipe.max_policy_staleness : 0;
     this.group = typeof recipe.group_size === 'number' ? Math.min(recipe.group_size, 64) : 8;
     this.dynamicSampling = typeof recipe.dynamic_sampling === 'boolean' ? recipe.dynamic_sampling : recipe.dapo === true;
+    this.stepsPerVersion = Math.max(1, Math.ceil((spec.total_steps - spec.start_step) / MAX_POLICY_VERSIONS));
+  }
+
+  /** Trainer: a version's first step needs a batch; the others train on it. */
+  needsBatch(step: number): boolean {
+    return (step - this.spec.start_step) % this.stepsPerVersion === 0;
+  }
+
+  /** Trainer: a version ends after its last step (or the stage's). */
+  versionEnds(step: number): boolean {
+    return (step - this.spec.start_step) % this.stepsPerVersion === 0 || step === this.spec.total_steps;
   }
 
   /** Trainer: waits briefly for a batch within the bound; true when it has one to train on. */
@@ -78,7 +97,8 @@ export class SimulatedRlvr {
   }
 
   private sample(): { samples: RolloutSample[]; dropped: number } {
-    const rate = 1 - 0.7 * Math.exp(-this.version / 50);
+    const versions = Math.ceil((this.spec.total_steps - this.spec.start_step) / this.stepsPerVersion);
+    const rate = 1 - 0.7 * Math.exp((-3 * this.version) / Math.max(1, versions));
     const samples: RolloutSample[] = [];
     let dropped = 0;
     for (let tries = 0, g = 0; g < PROMPTS && tries < PROMPTS * 8; tries++) {

@@ -83,10 +83,10 @@ export class SimulatedTask {
     if (this.meetFaults()) return this.crashed();
     while (this.step < total) {
       if (this.stopRequest || this.hung) return this.stopped();
-      if (rlvr && !(await rlvr.takeBatch())) continue;
+      if (rlvr && rlvr.needsBatch(this.step) && !(await rlvr.takeBatch())) continue;
       if (!(await this.advance(step * this.slowFactor))) continue;
       this.step++;
-      if (rlvr) await rlvr.publish(this.step);
+      if (rlvr?.versionEnds(this.step)) await rlvr.publish(this.step);
       await this.recordFinishedSaves();
       if (this.meetFaults()) return this.crashed();
       if (this.hung) continue;
@@ -109,7 +109,8 @@ export class SimulatedTask {
 
   /** RLVR's rollout: each batch takes its modelled generation time; it ends when the trainer is done. */
   private async runRollout(rlvr: SimulatedRlvr): Promise<TaskOutcome> {
-    const seconds = stepSeconds(this.spec) * ROLLOUT_SECONDS_PER_TRAINER_STEP;
+    const version = stepSeconds(this.spec) * rlvr.stepsPerVersion;
+    const seconds = version * ROLLOUT_SECONDS_PER_TRAINER_STEP;
     if (this.meetFaults()) return this.crashed();
     for (;;) {
       if (this.stopRequest || this.hung) return this.stopped();
@@ -119,8 +120,8 @@ export class SimulatedTask {
       // A rollout's steps are its batches: a fault at step n meets it after its n-th batch.
       this.step++;
       if (this.meetFaults()) return this.crashed();
-      // A whole staleness bound ahead of the trainer: wait a trainer step rather than produce batches it would reject.
-      if (ahead && !(await this.advance(stepSeconds(this.spec)))) continue;
+      // A whole staleness bound ahead of the trainer: wait a policy version's steps rather than produce batches it would reject.
+      if (ahead && !(await this.advance(version))) continue;
     }
   }
 
