@@ -3,7 +3,8 @@ import { footprint } from '../../../test/support/api.js';
 import { postTrainingManifest } from '../../../test/support/manifests.js';
 import { seedTenant, startPipeline, submitRun, type Pipeline } from '../../../test/support/pipeline.js';
 
-/** RLVR's trainer ↔ rollout exchange through HTTP, with the test playing both agents. */
+/** RLVR's trainer ↔ rollout exchange through HTTP, with the test playing both agents. Each run first goes through data prep
+ * and planning, which on a loaded machine can take longer than the default test timeout. */
 describe('the rollout exchange', () => {
   let p: Pipeline;
   beforeAll(async () => {
@@ -74,7 +75,7 @@ describe('the rollout exchange', () => {
         staleness_histogram: { '0': { accepted: 1, rejected: 0 }, '1': { accepted: 1, rejected: 0 }, '2': { accepted: 0, rejected: 2 } },
       },
     ]);
-  });
+  }, 90_000);
 
   it('refuses what does not follow the protocol, leaving nothing behind', async () => {
     const seed = await seedTenant(p.api);
@@ -103,5 +104,5 @@ describe('the rollout exchange', () => {
     expect(code(await a.call('GET', `/tasks/${trainer.task_id}/rollouts?attempt=1&policy_version=0&max=99`))).toEqual([400, 'validation_failed']);
     expect(await footprint(p.api)).toEqual(before);
     expect(await rows()).toEqual({ b: 0, p: 0 });
-  });
+  }, 90_000);
 });
