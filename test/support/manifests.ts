@@ -21,3 +21,19 @@ export function smallManifest(change: (m: any) => void = () => undefined): strin
     change(m);
   });
 }
+
+/**
+ * Post-training only, with the recipe reduced to `recipe` (RLVR by default): on the 2-node fixture booking the
+ * plan gives RLVR one trainer and one rollout node.
+ */
+export function postTrainingManifest(recipe: unknown[] = [{ stage: 'rlvr', algorithm: 'grpo', dapo: true, verifier: 'addition', max_policy_staleness: 1 }], change: (m: any) => void = () => undefined): string {
+  return manifestVariant((m) => {
+    m.target.objective = 'post_train_only';
+    m.target.tokens = 2_000_000_000;
+    m.target.curriculum = ['post_training'];
+    delete m.target.long_context_length;
+    m.post_training.recipe = recipe;
+    m.eval.gates = { post_training: { heldout_loss: { max: 10 } } };
+    change(m);
+  });
+}

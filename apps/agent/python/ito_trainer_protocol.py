@@ -21,6 +21,7 @@ a mistake raises ValueError here instead of becoming a line the agent ignores.
 import json
 import math
 import os
+import queue
 import re
 import sys
 import threading
@@ -28,7 +29,8 @@ import time
 
 PROTOCOL = "ito.trainer/v1"
 MAX_LINE_BYTES = 64 * 1024
-MAX_CONTROL_LINE_BYTES = 4096
+# Control lines are short; the agent's answers to RLVR's want_batches carry up to 4 batches.
+MAX_CONTROL_LINE_BYTES = 8 * 1024 * 1024
 _FORBIDDEN_KEYS = ("__proto__", "constructor", "prototype")
 _UNSAFE_URI_CHARS = set("%?#\\")
 _METRIC_NAME = re.compile(r"^[a-z0-9][a-z0-9_.-]{0,63}$")
@@ -37,6 +39,8 @@ _write_lock = threading.Lock()
 _stop = threading.Event()
 _stop_checkpoint = [False]
 _listener = []
+_replies = queue.Queue()
+_REPLY_TYPES = ("rollout_ack", "policy_ack", "batches", "exchange_refused")
 _started = time.monotonic()
 
 
@@ -257,9 +261,12 @@ def _listen(fd):
             message = parse_json(line.decode("utf-8"))
         except ValueError:
             continue
-        if isinstance(message, dict) and set(message) == {"type", "checkpoint"} and message["type"] == "stop" and isinstance(message["checkpoint"], bool):
+        if isinstance(message, dict) and message.get("type") in _REPLY_TYPES:
+            _replies.put(message)
+        elif isinstance(message, dict) and set(message) == {"type", "checkpoint"} and message["type"] == "stop" and isinstance(message["checkpoint"], bool):
             _stop_checkpoint[0] = message["checkpoint"]
             _stop.set()
+    _replies.put(None)
 
 
 def start_listening(fd=None):
@@ -281,3 +288,38 @@ def stop_requested():
 def checkpoint_on_stop():
     """Whether the stop asked for a final checkpoint first."""
     return _stop_checkpoint[0]
+
+
+# ---- RLVR: the exchange between trainer and rollout (docs/trainer-protocol.md, "RLVR") -------------------------
+
+def _exchange(line):
+    """Writes one exchange request and waits for the agent's answer (one request at a time)."""
+    start_listening()
+    _emit(line)
+    reply = _replies.get()
+    if reply is None:
+        raise RuntimeError("the agent closed stdin before answering")
+    if reply["type"] == "exchange_refused":
+        raise RuntimeError("the control plane refused the exchange (%s)" % str(reply.get("code", "error"))[:64])
+    return reply
+
+
+def post_rollout_batch(policy_version, samples, dropped_groups=0):
+    """Rollout: posts completions (dicts of group, prompt, completion, reward, logprob, tokens) sampled by
+    `policy_version`. Answers {"policy": {"version", "uri"}, "trainer_done"}."""
+    if not 1 <= len(samples) <= 256:
+        raise ValueError("a batch holds 1 to 256 samples")
+    return _exchange({"type": "rollout_batch", "policy_version": _count("policy_version", policy_version), "samples": list(samples), "dropped_groups": _count("dropped_groups", dropped_groups)})
+
+
+def publish_policy(version, uri):
+    """Trainer (rank 0): the next policy version, its weights written under the run's checkpoint storage."""
+    return _exchange({"type": "policy", "version": _count("version", version), "uri": str(uri)})
+
+
+def want_batches(policy_version, wait_s=5, max_batches=1):
+    """Trainer (rank 0): batches within the staleness bound of `policy_version` (the one it published last).
+    Answers {"batches": [...], "rejected": [...]}; waits up to `wait_s` seconds for one."""
+    if not 0 <= int(wait_s) <= 30 or not 1 <= int(max_batches) <= 4:
+        raise ValueError("wait_s is 0 to 30 and max_batches 1 to 4")
+    return _exchange({"type": "want_batches", "policy_version": _count("policy_version", policy_version), "wait_s": int(wait_s), "max": int(max_batches)})

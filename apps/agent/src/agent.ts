@@ -2,6 +2,7 @@ import type { Assignment, Directive, ExecutorKind, GpuHealth } from '@ito/contra
 import type { AgentApi } from '@ito/client';
 import type { Logger } from '@ito/config';
 import type { Executor, TaskHandle, TaskOutcome } from './executors/executor.js';
+import { RolloutClient } from './rollout-client.js';
 import { TaskReporter } from './task-reporter.js';
 
 export interface AgentOptions {
@@ -175,10 +176,15 @@ export class Agent {
       retryMs: this.opts.retryMs ?? 1_000,
       onDirective: (d) => this.apply(entry, d),
     });
+    const exchange =
+      assignment.stage === 'rlvr'
+        ? new RolloutClient({ api: this.opts.api, taskId: assignment.task_id, attempt: assignment.attempt, logger: log, retryMs: this.opts.retryMs ?? 1_000, onDirective: (d) => this.apply(entry, d) })
+        : undefined;
     const handle = this.opts.executor.start(assignment, {
       progress: (p) => reporter.progress(p),
       checkpoint: (c) => reporter.checkpoint(c),
       log: (message) => log.debug({ trainer: message }, 'trainer'),
+      ...(exchange ? { exchange } : {}),
     });
     const ended = handle.done.then(async (outcome) => {
       reporter.finish(finalReport(outcome, entry.stopping));

@@ -97,4 +97,43 @@ describe('the Python protocol module through the process executor', () => {
     const refused = check(`import ito_trainer_protocol as p\nfor u in ${JSON.stringify(uris)}:\n  try:\n    p.file_path(u); print("accepted")\n  except ValueError:\n    print("refused")\nprint(p.file_path("file:///var/ckpt/step-1"))`);
     expect(refused.stdout.trim().split('\n')).toEqual([...uris.map(() => 'refused'), '/var/ckpt/step-1']);
   });
+
+  it('speaks RLVR through the module: a poll and a publish are relayed, and their answers come back on stdin', async () => {
+    const script = join(dir, 'rlvr_trainer.py');
+    await writeFile(
+      script,
+      [
+        'import sys',
+        `sys.path.insert(0, ${JSON.stringify(PYTHON_DIR)})`,
+        'import ito_trainer_protocol as ito',
+        'task = ito.load_task()',
+        'got = ito.want_batches(0, wait_s=0, max_batches=1)',
+        'ito.log("batches %d rejected %d reward %s" % (len(got["batches"]), len(got["rejected"]), got["batches"][0]["samples"][0]["reward"]))',
+        'uri = ito.checkpoint_uri(task["spec"], 1).replace("step-1", "policy-v1")',
+        'ito.log("published %d" % ito.publish_policy(1, uri)["version"])',
+        'try:',
+        '    ito.publish_policy(2, "file:///etc/elsewhere")',
+        'except RuntimeError as err:',
+        '    ito.log(str(err))',
+      ].join('\n'),
+    );
+    const executor = processExecutor(dir, { trainers: { default: { argv: ['python3', script], env: { PYTHONDONTWRITEBYTECODE: '1' } } } });
+    const published: number[] = [];
+    const sample = { group: 0, prompt: '1+2=', completion: '0003', reward: 1, logprob: -0.5, tokens: 4 };
+    const events = Object.assign(new RecordedEvents(), {
+      exchange: {
+        postBatch: async () => ({ policy: { version: 0, uri: null }, trainer_done: false }),
+        publishPolicy: async (p: { version: number }) => void published.push(p.version),
+        pollBatches: async () => ({ batches: [{ batch_id: `rbt_${'a'.repeat(32)}`, policy_version: 0, staleness: 0, samples: [sample], dropped_groups: 0 }], rejected: [{ batch_id: `rbt_${'b'.repeat(32)}`, policy_version: 0, staleness: 3 }] }),
+      },
+    });
+    const assignment = makeAssignment({ stage: 'rlvr', total_steps: 1, checkpoint: { storage }, recipe: { max_policy_staleness: 1 } });
+    const outcome = await executor.start(assignment, events).done;
+    expect(outcome.kind).toBe('completed');
+    expect(events.logs).toContain('trainer: batches 1 rejected 1 reward 1');
+    expect(events.logs).toContain('trainer: published 1');
+    // A policy outside the run's storage is never relayed: the module hears it refused.
+    expect(events.logs).toContain('trainer: the control plane refused the exchange (validation_failed)');
+    expect(published).toEqual([1]);
+  });
 });

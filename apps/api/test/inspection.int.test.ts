@@ -142,6 +142,31 @@ describe('plans', () => {
     expect(r.body.error.message.length).toBeGreaterThan(10);
   });
 
+  it('refuses RLVR that requires separate rollout nodes on a 1-node booking, before any confirmation is asked for', async () => {
+    const seed = await seedTenant(api, { nodes: 1 });
+    const m = JSON.parse(EXAMPLE_MANIFEST);
+    m.post_training.recipe[2].separation = 'required';
+    const manifest = JSON.stringify(m);
+    const before = await footprint(api);
+    const confirmationsBefore = (await api.pool.query('select count(*)::int as n from confirmations')).rows[0].n;
+    const plan = await api.call('POST', '/v1/plans', { key: seed.requester, body: { booking_id: seed.bookingId, manifest } });
+    expect(plan.body.error.code).toBe('plan_refused');
+    expect(plan.body.error.message).toMatch(/separate nodes \(separation: required\) but the booking has 1 node/);
+    const ask = await api.call('POST', '/v1/confirmations', {
+      key: seed.requester,
+      body: { action: 'train.create', booking_id: seed.bookingId, manifest, manifest_digest: manifestDigest(manifest) },
+    });
+    expect(ask.body.error.code).toBe('plan_refused');
+    expect(await footprint(api)).toEqual(before);
+    expect((await api.pool.query('select count(*)::int as n from confirmations')).rows[0].n).toBe(confirmationsBefore);
+  });
+
+  it('answers the post-training split of a 2-node booking', async () => {
+    const seed = await seedTenant(api, { nodes: 2 });
+    const r = await api.call('POST', '/v1/plans', { key: seed.requester, body: { booking_id: seed.bookingId, manifest: EXAMPLE_MANIFEST } });
+    expect(r.body.data.plan.post_training.at(-1)).toEqual({ stage: 'rlvr', trainer_nodes: 1, rollout_nodes: 1, separated: true });
+  });
+
   it('a multi-node plan on a slow fabric is fabric_unsupported', async () => {
     const seed = await seedTenant(api, { nodes: 8, fabric: 'ethernet' });
     const m = JSON.parse(EXAMPLE_MANIFEST);

@@ -8,8 +8,13 @@ import type {
   Envelope,
   FailBody,
   HeartbeatAnswer,
+  PolicyAnswer,
+  PolicyBody,
   ProgressBody,
   ReportAnswer,
+  RolloutBatchAnswer,
+  RolloutBatchBody,
+  RolloutPollAnswer,
 } from '@ito/contracts';
 import type { ItoClient } from './client.js';
 
@@ -43,5 +48,17 @@ export class AgentApi {
   }
   fail(taskId: string, body: FailBody): Promise<Envelope<ReportAnswer>> {
     return this.http.post(`/agent/tasks/${seg(taskId)}/fail`, body, { safeToResend: true });
+  }
+  /** RLVR: a rollout task's batch; the sequence number makes a resend harmless. */
+  rolloutBatch(taskId: string, body: RolloutBatchBody): Promise<Envelope<RolloutBatchAnswer>> {
+    return this.http.post(`/agent/tasks/${seg(taskId)}/rollouts`, body, { safeToResend: true });
+  }
+  /** RLVR: the trainer publishes a policy version; the same version again is acknowledged as a duplicate. */
+  publishPolicy(taskId: string, body: PolicyBody): Promise<Envelope<PolicyAnswer>> {
+    return this.http.post(`/agent/tasks/${seg(taskId)}/policy`, body, { safeToResend: true });
+  }
+  /** RLVR: the trainer takes the batches within its staleness bound; held open up to `wait_s`. */
+  pollRollouts(taskId: string, query: { attempt: number; policy_version: number; wait_s: number; max: number }): Promise<Envelope<RolloutPollAnswer>> {
+    return this.http.get(`/agent/tasks/${seg(taskId)}/rollouts`, query);
   }
 }

@@ -3,6 +3,8 @@ import { z } from 'zod';
 import { describeIssues, type InputIssue } from './input-issues.js';
 import { renderJsonPath, vocabularyOf, type Vocabulary } from './json-path.js';
 import { CURRICULUM_STAGES } from './run-state.js';
+import { dpoStep, rlvrStep, sftStep } from './post-training.js';
+import { GATED_STAGES } from './stages.js';
 import { parseStrictJson, type StrictJsonError } from './strict-json.js';
 
 /**
@@ -101,30 +103,13 @@ const target = field(
   'What to train for, on how many tokens, at what context length, through which stages.',
 );
 
-const sftStage = z.strictObject({
-  stage: field(z.literal('sft'), 'Supervised fine-tuning.', 'sft'),
-  data_ref: field(storageUri, 'Instruction data for SFT: a storage URI.', 's3://acme-training-data/instructions/v2/'),
-  epochs: field(z.number().int().min(1).max(100), 'Passes over the SFT data, 1 to 100.', 2),
-});
-const dpoStage = z.strictObject({
-  stage: field(z.literal('dpo'), 'Direct preference optimisation.', 'dpo'),
-  data_ref: field(storageUri, 'Preference pairs for DPO: a storage URI.', 's3://acme-training-data/preferences/v1/'),
-  beta: field(z.number().positive().max(10), 'DPO temperature β (dimensionless), greater than 0 and at most 10.', 0.1),
-});
-const rlvrStage = z.strictObject({
-  stage: field(z.literal('rlvr'), 'Reinforcement learning from verifiable rewards.', 'rlvr'),
-  algorithm: field(z.literal('grpo'), 'The policy optimisation: grpo (group relative policy optimisation), the one supported.', 'grpo'),
-  dapo: field(z.boolean(), 'Apply the DAPO fixes to GRPO (decoupled clipping, dynamic sampling, token-level loss, overlong shaping).', true),
-  verifier: field(z.string().min(1).max(128), 'The reward verifier, by name, 1 to 128 characters.', 'unit-tests'),
-  max_policy_staleness: field(z.number().int().min(0).max(64), 'Oldest rollout accepted, in policy versions behind the trainer, 0 to 64.', 2),
-});
 const POST_TRAINING_ORDER = ['sft', 'dpo', 'rlvr'] as const;
 
 const postTraining = field(
   z.strictObject({
     recipe: field(
       z
-        .array(z.discriminatedUnion('stage', [sftStage, dpoStage, rlvrStage]))
+        .array(z.discriminatedUnion('stage', [sftStep, dpoStep, rlvrStep]))
         .superRefine((recipe, ctx) => {
           const order = recipe.map((s) => POST_TRAINING_ORDER.indexOf(s.stage));
           if (order.some((v, i) => i > 0 && v <= order[i - 1]!)) {
@@ -153,8 +138,8 @@ const evalSpec = field(
   z.strictObject({
     battery: field(z.string().min(1).max(256), 'The fixed eval battery run after each stage, by name and version, 1 to 256 characters.', 'ito-evals/v1'),
     gates: field(
-      z.partialRecord(curriculumStage, z.record(metricName, gateBound)),
-      'Per curriculum stage the run has, the metrics (lower-case names) a stage must meet; a stage that misses one fails the run, and no one can override it.',
+      z.partialRecord(z.enum(GATED_STAGES), z.record(metricName, gateBound)),
+      'Per curriculum stage the run has (and per post-training step of its recipe, evaluated right after that step), the metrics (lower-case names) a stage must meet; a stage that misses one fails the run, and no one can override it.',
       { pretrain: { heldout_loss: { max: 2.1 } }, mid_train: { mmlu: { min: 0.55 } } },
     ),
   }),
@@ -204,8 +189,9 @@ export const manifestSchema = z
     budget,
   })
   .superRefine((m, ctx) => {
+    const runs = new Set<string>([...m.target.curriculum, ...(m.target.curriculum.includes('post_training') ? m.post_training.recipe.map((s) => s.stage) : [])]);
     for (const stage of Object.keys(m.eval.gates)) {
-      if (!m.target.curriculum.includes(stage as (typeof CURRICULUM_STAGES)[number])) {
+      if (!runs.has(stage)) {
         ctx.addIssue({ code: 'custom', path: ['eval', 'gates', stage], message: 'a gate for a stage the curriculum does not run' });
       }
     }

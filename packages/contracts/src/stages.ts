@@ -10,8 +10,17 @@ export type PostTrainingStep = (typeof POST_TRAINING_STEPS)[number];
 export const TRAINING_STAGES = ['pretrain', 'mid_train', 'long_context'] as const;
 export type TrainingStage = (typeof TRAINING_STAGES)[number];
 
-/** An evaluation stage follows each curriculum stage: `eval_pretrain`, …, `eval_post_training`. */
-export type EvalStage = `eval_${CurriculumStage}`;
+/**
+ * What a gate can follow: each curriculum stage, and each post-training step that has gates of its own.
+ */
+export const GATED_STAGES = ['pretrain', 'mid_train', 'long_context', 'sft', 'dpo', 'rlvr', 'post_training'] as const;
+export type GatedStage = CurriculumStage | PostTrainingStep;
+
+/**
+ * An evaluation stage follows each curriculum stage (`eval_pretrain`, …, `eval_post_training`), and each
+ * post-training step the manifest gates (`eval_sft`, `eval_dpo`, `eval_rlvr`).
+ */
+export type EvalStage = `eval_${GatedStage}`;
 
 /**
  * The 150M-ladder pre-check of custom data: two short proxy runs of a 150M-parameter model, one on the custom mix
@@ -34,8 +43,11 @@ export const STAGE_NAMES = [
   'long_context',
   'eval_long_context',
   'sft',
+  'eval_sft',
   'dpo',
+  'eval_dpo',
   'rlvr',
+  'eval_rlvr',
   'eval_post_training',
 ] as const satisfies readonly StageName[];
 
@@ -49,11 +61,11 @@ export function stageKind(stage: StageName): StageKind {
   return (POST_TRAINING_STEPS as readonly string[]).includes(stage) ? 'post_train' : 'train';
 }
 
-export function evalStageFor(stage: CurriculumStage): EvalStage {
+export function evalStageFor(stage: GatedStage): EvalStage {
   return `eval_${stage}`;
 }
 
-/** The curriculum stage an evaluation stage gates. */
-export function gatedStageOf(stage: EvalStage): CurriculumStage {
-  return stage.slice('eval_'.length) as CurriculumStage;
+/** The stage an evaluation stage gates. */
+export function gatedStageOf(stage: EvalStage): GatedStage {
+  return stage.slice('eval_'.length) as GatedStage;
 }

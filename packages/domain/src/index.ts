@@ -9,6 +9,7 @@ export * from './pipeline/loss-spike.js';
 export * from './pipeline/next-commands.js';
 export * from './pipeline/task-spec.js';
 export * from './pipeline/command-events.js';
+export * from './pipeline/rollout-exchange.js';
 export * from './confirmation/confirmation.js';
 export * from './booking/booking.js';
 export * from './policy/tenant-policy.js';

@@ -20,6 +20,16 @@ describe('the pipeline a manifest asks for', () => {
     ]);
   });
 
+  it('evaluates a post-training step the manifest gates right after it, with that step\'s gates', () => {
+    const m = exampleManifest((x) => {
+      x.eval.gates.sft = { ifeval: { min: 0.4 } };
+      x.eval.gates.rlvr = { gsm8k: { min: 0.3 } };
+    });
+    const steps = pipelineFor(m).steps;
+    expect(steps.map((s) => s.stage).slice(-6)).toEqual(['sft', 'eval_sft', 'dpo', 'rlvr', 'eval_rlvr', 'eval_post_training']);
+    expect(steps.find((s) => s.stage === 'eval_sft')).toMatchObject({ kind: 'eval', gates: { ifeval: { min: 0.4 } } });
+  });
+
   it('splits a shared planner phase evenly and carries each stage its gates and recipe options', () => {
     const steps = pipelineFor().steps;
     expect(steps.find((s) => s.stage === 'pretrain')!.tokens).toBe(19_950_000_000);

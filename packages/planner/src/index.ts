@@ -9,6 +9,8 @@ export { estimateMemory, usableMemoryGb } from './memory.js';
 export type { MemoryLayout, MemoryEstimate } from './memory.js';
 export { flopsPerToken } from './throughput.js';
 export { tokenPhases } from './phases.js';
+export { planPostTraining } from './post-training.js';
+export type { PlacementResult } from './post-training.js';
 export type { TokenPhase } from './phases.js';
 export { estimateCost, roundCents } from './cost.js';
 export type { CostInput, CostEstimate } from './cost.js';

@@ -4,6 +4,7 @@ import { findFabric, findGpu, supportsFp8, FABRIC_CATALOG, GPU_CATALOG, type Gpu
 import { estimateCost } from './cost.js';
 import { estimateShape } from './model-shape.js';
 import { planStage } from './parallelism.js';
+import { planPostTraining } from './post-training.js';
 import { tokenPhases, type TokenPhase } from './phases.js';
 import type { Topology } from './throughput.js';
 import type { Plan, PlanInput, PlanPhase, PlanResult, Precision, StagePlan } from './types.js';
@@ -44,6 +45,9 @@ export function planRun(input: PlanInput): PlanResult {
   };
   const gpus = booking.nodes * booking.gpusPerNode;
 
+  const placement = planPostTraining(manifest, booking);
+  if (!placement.ok) return placement;
+
   const phases = tokenPhases(manifest);
   if (phases.length === 0) return { ok: false, code: 'plan_refused', reason: 'the curriculum trains no tokens' };
   const reasons: string[] = [
@@ -78,6 +82,8 @@ export function planRun(input: PlanInput): PlanResult {
   const checkpoints = Math.floor((trainingHours * 60) / manifest.checkpoint.interval_minutes);
   const stallHours = (checkpoints * stallSeconds) / 3600;
   reasons.push(`checkpoints: ${checkpoints} ${manifest.checkpoint.async ? 'async' : 'blocking'} saves of ${(checkpointBytes / 1e9).toFixed(0)} GB every ${manifest.checkpoint.interval_minutes} min stall ${stallSeconds.toFixed(1)} s each.`);
+
+  reasons.push(...placement.reasons);
 
   const estimatedHours = round2(trainingHours + stallHours);
   const termOpens = Math.max(now.getTime(), booking.termStart.getTime());
@@ -114,6 +120,7 @@ export function planRun(input: PlanInput): PlanResult {
     parameters,
     stage_plans: [...stagePlans.values()],
     phases: planPhases,
+    post_training: placement.placements,
     reasons,
   };
   return { ok: true, plan, estimated_cost_usd: cost.estimated_cost_usd, incremental_cost_usd: cost.incremental_cost_usd, estimated_hours: estimatedHours, cost_breakdown: cost.cost_breakdown };

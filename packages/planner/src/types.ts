@@ -61,6 +61,14 @@ export type StageLayout = Pick<
   'tp' | 'pp' | 'dp' | 'cp' | 'fsdp' | 'fsdp_shard' | 'recompute' | 'micro_batch' | 'global_batch_sequences' | 'gradient_accumulation' | 'memory_per_gpu_gb'
 >;
 
+/** How a post-training step uses the booking's nodes: RLVR may give some of them to rollout. */
+export interface PostTrainingPlacement {
+  stage: 'sft' | 'dpo' | 'rlvr';
+  trainer_nodes: number;
+  rollout_nodes: number;
+  separated: boolean;
+}
+
 export interface Plan extends StageLayout {
   precision: Precision;
   gpu_memory_gb: number;
@@ -73,6 +81,8 @@ export interface Plan extends StageLayout {
   parameters: number;
   stage_plans: StagePlan[];
   phases: PlanPhase[];
+  /** The post-training steps' trainer/rollout split (empty without post-training). */
+  post_training: PostTrainingPlacement[];
   /** Why each choice was made, in plain sentences. */
   reasons: string[];
 }

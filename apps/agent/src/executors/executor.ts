@@ -1,4 +1,4 @@
-import type { Assignment, ExecutorKind, FailureKind } from '@ito/contracts';
+import type { Assignment, ExecutorKind, FailureKind, PublishedPolicy, RolloutPollAnswer, RolloutSample } from '@ito/contracts';
 
 /** What a running task tells the agent. The agent turns these into sequenced, fenced reports to the API. */
 export interface TaskEvents {
@@ -8,6 +8,18 @@ export interface TaskEvents {
   checkpoint(c: { step: number; uri: string; bytes: number; save_seconds: number; async: boolean; final?: boolean; simulated?: boolean; elapsed_s?: number }): void;
   /** A line for the agent's own log (never sent to the ledger). */
   log(message: string): void;
+  /** RLVR tasks: the exchange with the other role, through the control plane (absent when the agent has none). */
+  exchange?: RolloutExchange;
+}
+
+/** What an RLVR task says to its counterpart; each call is one fenced API call, resent until answered. */
+export interface RolloutExchange {
+  /** Rollout: posts a batch; answers the newest policy and whether the trainer is done. */
+  postBatch(batch: { policy_version: number; samples: RolloutSample[]; dropped_groups?: number }): Promise<{ policy: PublishedPolicy; trainer_done: boolean }>;
+  /** Trainer (rank 0): publishes its next policy version. */
+  publishPolicy(policy: { version: number; uri: string }): Promise<void>;
+  /** Trainer (rank 0): takes batches within the staleness bound of its version, waiting up to `wait_s`. */
+  pollBatches(query: { policy_version: number; wait_s: number; max: number }): Promise<Pick<RolloutPollAnswer, 'batches' | 'rejected'>>;
 }
 
 export type TaskOutcome =

@@ -95,7 +95,9 @@ const CURRICULUM_ORDER = ['pretrain', 'mid_train', 'long_context', 'post_trainin
 export function evalMetrics(spec: Pick<TaskSpec, 'stage' | 'model' | 'init_from' | 'step_tokens' | 'eval'>): Record<string, number> {
   const trained = (spec.init_from?.step ?? 0) * spec.step_tokens;
   const heldout = scalingLoss(spec.model.parameters, BASE_MODEL_TOKENS + trained);
-  const gated = spec.stage.startsWith('eval_') ? gatedStageOf(spec.stage as EvalStage) : 'pretrain';
+  const gatedAny = spec.stage.startsWith('eval_') ? gatedStageOf(spec.stage as EvalStage) : 'pretrain';
+  // A post-training step's own evaluation counts as post-training.
+  const gated = gatedAny === 'sft' || gatedAny === 'dpo' || gatedAny === 'rlvr' ? 'post_training' : gatedAny;
   const done = CURRICULUM_ORDER.slice(0, CURRICULUM_ORDER.indexOf(gated) + 1);
   const ability = (2.6 - heldout) / 0.5;
   const metrics: Record<string, number> = {};

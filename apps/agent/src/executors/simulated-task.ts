@@ -3,6 +3,7 @@ import type { StorageRegistry } from '@ito/storage';
 import { checkpointUri } from './checkpoint-uri.js';
 import type { TaskEvents, TaskOutcome } from './executor.js';
 import type { FaultKind, FaultPlan } from './faults.js';
+import { ROLLOUT_SECONDS_PER_TRAINER_STEP, SimulatedRlvr } from './simulated-rlvr.js';
 import { checkpointTiming, evalMetrics, evalSeconds, proxyEvalLoss, proxySeconds, stepSeconds, trainingLoss, type BandwidthModel } from './simulated-model.js';
 
 /** What every task of one simulated executor shares. */
@@ -51,7 +52,16 @@ export class SimulatedTask {
   }
 
   run(): Promise<TaskOutcome> {
-    const body = this.spec.kind === 'eval' ? this.runEval() : this.spec.kind === 'ladder' ? this.runLadder() : this.runTraining();
+    const exchange = this.events.exchange;
+    const rlvr = this.spec.stage === 'rlvr' && exchange ? new SimulatedRlvr(this.spec, exchange) : null;
+    const body =
+      this.spec.kind === 'eval'
+        ? this.runEval()
+        : this.spec.kind === 'ladder'
+          ? this.runLadder()
+          : rlvr && this.spec.role === 'rollout'
+          ? this.runRollout(rlvr)
+          : this.runTraining(rlvr && this.spec.rank === 0 ? rlvr : null);
     return body.catch((err: unknown) => ({
       kind: 'failed',
       failure: 'error',
@@ -67,15 +77,18 @@ export class SimulatedTask {
     this.wake?.();
   }
 
-  private async runTraining(): Promise<TaskOutcome> {
+  /** RLVR's rank-0 trainer (`rlvr`) takes a step only on a batch within the staleness bound, then publishes. */
+  private async runTraining(rlvr: SimulatedRlvr | null = null): Promise<TaskOutcome> {
     const total = this.spec.total_steps;
     const step = stepSeconds(this.spec);
     const interval = this.spec.checkpoint.interval_minutes * 60;
     if (this.meetFaults()) return this.crashed();
     while (this.step < total) {
       if (this.stopRequest || this.hung) return this.stopped();
+      if (rlvr && rlvr.needsBatch(this.step) && !(await rlvr.takeBatch())) continue;
       if (!(await this.advance(step * this.slowFactor))) continue;
       this.step++;
+      if (rlvr?.versionEnds(this.step)) await rlvr.publish(this.step);
       await this.recordFinishedSaves();
       if (this.meetFaults()) return this.crashed();
       if (this.hung) continue;
@@ -93,7 +106,25 @@ export class SimulatedTask {
       if (!(await this.advance(timing.save_seconds))) return this.stopped();
       await this.record(this.step, timing.save_seconds, false);
     }
-    return { kind: 'completed', step: this.step, elapsed_s: this.sim };
+    return { kind: 'completed', step: this.step, elapsed_s: this.sim, ...(rlvr ? { metrics: rlvr.metrics() } : {}) };
+  }
+
+  /** RLVR's rollout: each batch takes its modelled generation time; it ends when the trainer is done. */
+  private async runRollout(rlvr: SimulatedRlvr): Promise<TaskOutcome> {
+    const version = stepSeconds(this.spec) * rlvr.stepsPerVersion;
+    const seconds = version * ROLLOUT_SECONDS_PER_TRAINER_STEP;
+    if (this.meetFaults()) return this.crashed();
+    for (;;) {
+      if (this.stopRequest || this.hung) return this.stopped();
+      if (!(await this.advance(seconds * this.slowFactor))) continue;
+      const { trainerDone, ahead } = await rlvr.postBatch();
+      if (trainerDone) return { kind: 'completed', step: this.step, elapsed_s: this.sim };
+      // A rollout's steps are its batches: a fault at step n meets it after its n-th batch.
+      this.step++;
+      if (this.meetFaults()) return this.crashed();
+      // A whole staleness bound ahead of the trainer: wait a policy version's steps rather than produce batches it would reject.
+      if (ahead && !(await this.advance(version))) continue;
+    }
   }
 
   private async runEval(): Promise<TaskOutcome> {

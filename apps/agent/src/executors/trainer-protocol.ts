@@ -1,4 +1,4 @@
-import { checkpointBody, completeBody, progressBody } from '@ito/contracts';
+import { checkpointBody, completeBody, policyBody, progressBody, rolloutBatchBody } from '@ito/contracts';
 import { z } from 'zod';
 
 /**
@@ -16,7 +16,18 @@ export const checkpointLine = checkpointBody.omit({ attempt: true, seq: true, si
 export const metricsLine = completeBody.pick({ step: true }).extend({ type: z.literal('metrics'), metrics: completeBody.shape.metrics.unwrap() });
 export const logLine = z.strictObject({ type: z.literal('log'), message: z.string().max(2048) });
 
-export const trainerLineSchema = z.discriminatedUnion('type', [progressLine, checkpointLine, metricsLine, logLine]);
+/** RLVR (docs/trainer-protocol.md, "RLVR"): the exchange with the other role, each answered by one stdin line. */
+export const rolloutBatchLine = rolloutBatchBody.omit({ attempt: true, seq: true }).extend({ type: z.literal('rollout_batch') });
+export const policyLine = policyBody.omit({ attempt: true }).extend({ type: z.literal('policy') });
+export const wantBatchesLine = z.strictObject({
+  type: z.literal('want_batches'),
+  policy_version: z.number().int().min(0).max(1_000_000_000),
+  wait_s: z.number().int().min(0).max(30),
+  max: z.number().int().min(1).max(4),
+});
+
+export const trainerLineSchema = z.discriminatedUnion('type', [progressLine, checkpointLine, metricsLine, logLine, rolloutBatchLine, policyLine, wantBatchesLine]);
+export type RolloutBatchLine = z.infer<typeof rolloutBatchLine>;
 export type TrainerLine = z.infer<typeof trainerLineSchema>;
 export type ProgressLine = z.infer<typeof progressLine>;
 export type CheckpointLine = z.infer<typeof checkpointLine>;
@@ -25,3 +36,11 @@ export type MetricsLine = z.infer<typeof metricsLine>;
 /** What the agent sends on a trainer's stdin. */
 export const controlLineSchema = z.strictObject({ type: z.literal('stop'), checkpoint: z.boolean() });
 export type ControlLine = z.infer<typeof controlLineSchema>;
+
+/** The agent's answers to the RLVR lines, in the order the requests were made (one at a time). */
+export interface ExchangeReply {
+  type: 'rollout_ack' | 'policy_ack' | 'batches' | 'exchange_refused';
+  [key: string]: unknown;
+}
+/** Longest stdin line a trainer reads: a poll's answer carries up to 4 batches. */
+export const MAX_CONTROL_LINE_BYTES = 8 * 1024 * 1024;

@@ -3,7 +3,7 @@ import { parseStrictJson, type TaskSpec } from '@ito/contracts';
 import { isUnderRunPrefix } from './checkpoint-uri.js';
 import type { TaskEvents, TaskOutcome } from './executor.js';
 import { LineSplitter } from './line-splitter.js';
-import { MAX_TRAINER_LINE_BYTES, trainerLineSchema, type ControlLine, type TrainerLine } from './trainer-protocol.js';
+import { MAX_TRAINER_LINE_BYTES, trainerLineSchema, type ControlLine, type ExchangeReply, type TrainerLine } from './trainer-protocol.js';
 
 /** What the agent learnt about a trainer's output, for its own log and for tests. */
 export interface TrainerStreamStats {
@@ -142,7 +142,12 @@ export class TrainerRun {
     const json = parseStrictJson(text, { maxDepth: MAX_LINE_DEPTH });
     if (!json.ok) return this.invalid(lineNumber, json.error.reason === 'syntax' ? 'not JSON' : json.error.reason.replace('_', ' '));
     const parsed = trainerLineSchema.safeParse(json.value);
-    if (!parsed.success) return this.invalid(lineNumber, 'not a protocol line');
+    if (!parsed.success) {
+      // A trainer waits for the answer to an exchange request: an invalid one is answered too, as refused.
+      const type = (json.value as { type?: unknown } | null)?.type;
+      if (type === 'rollout_batch' || type === 'policy' || type === 'want_batches') this.reply({ type: 'exchange_refused', code: 'validation_failed' });
+      return this.invalid(lineNumber, 'not a protocol line');
+    }
     this.forward(parsed.data, lineNumber);
   }
 
@@ -168,11 +173,51 @@ export class TrainerRun {
       case 'log':
         this.events.log(`trainer: ${line.message}`);
         return;
+      case 'rollout_batch':
+      case 'policy':
+      case 'want_batches':
+        return this.relay(line, lineNumber);
       default: {
         const unreachable: never = line;
         return unreachable;
       }
     }
+  }
+
+  /**
+   * RLVR: one exchange request of the trainer, relayed through the agent's fenced client; its answer goes back on
+   * stdin. The trainer waits for each answer before its next request, so answers arrive in request order.
+   */
+  private relay(line: Extract<TrainerLine, { type: 'rollout_batch' | 'policy' | 'want_batches' }>, lineNumber: number): void {
+    const exchange = this.events.exchange;
+    const refuse = (why: string, code: string) => {
+      this.reply({ type: 'exchange_refused', code });
+      this.invalid(lineNumber, why);
+    };
+    if (!exchange) return refuse('no rollout exchange for this task', 'invalid_state');
+    if (line.type === 'policy' && !isUnderRunPrefix(line.uri, this.spec)) return refuse("policy outside the run's storage", 'validation_failed');
+    const call = async (): Promise<ExchangeReply> => {
+      switch (line.type) {
+        case 'rollout_batch': {
+          const { type: _, ...batch } = line;
+          return { type: 'rollout_ack', ...(await exchange.postBatch(batch)) };
+        }
+        case 'policy':
+          await exchange.publishPolicy({ version: line.version, uri: line.uri });
+          return { type: 'policy_ack', version: line.version };
+        case 'want_batches':
+          return { type: 'batches', ...(await exchange.pollBatches({ policy_version: line.policy_version, wait_s: line.wait_s, max: line.max })) };
+      }
+    };
+    call().then(
+      (reply) => this.reply(reply),
+      (err: unknown) => this.reply({ type: 'exchange_refused', code: (err as { code?: string }).code ?? 'error' }),
+    );
+  }
+
+  private reply(line: ExchangeReply): void {
+    if (this.exited || !this.child) return;
+    this.child.stdin.write(`${JSON.stringify(line)}\n`);
   }
 
   private note(step: number, elapsed: number | undefined): void {

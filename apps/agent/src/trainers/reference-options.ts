@@ -3,6 +3,7 @@ import { parseArgs } from 'node:util';
 
 export const USAGE =
   'usage: reference-trainer --task <file> [--checkpoint-every-steps <n>] [--progress-every-steps <n>] [--step-delay-ms <n>]\n' +
+  '                         [--batches-per-step <n>] [--stale-batch-every <n>]   (RLVR: batches per trainer step; a rollout test fault)\n' +
   '                         [--crash-once-at-step <n> --crash-marker <absolute path>]   (the last two for resume tests only)';
 
 export interface ReferenceOptions {
@@ -14,6 +15,10 @@ export interface ReferenceOptions {
   progressEverySteps: number | null;
   /** Wall ms to wait after each step, so a test can catch a run in the middle. */
   stepDelayMs: number;
+  /** RLVR's trainer: batches taken per step (1 to 4; default 1). */
+  batchesPerStep: number | null;
+  /** RLVR's rollout, for tests: every n-th batch is sampled with a policy older than the staleness bound. */
+  staleBatchEvery: number | null;
   /** Exit with code 3 on reaching this step, once: only while the marker file does not exist (it is created). */
   crashOnce: { step: number; marker: string } | null;
 }
@@ -28,6 +33,12 @@ const count = (name: string, text: string | undefined, min: number): number | nu
   return Number(text);
 };
 
+function batchesPerStep(text: string | undefined): number | null {
+  const n = count('batches-per-step', text, 1);
+  if (n !== null && n > 4) throw new UsageError('--batches-per-step must be a whole number from 1 to 4');
+  return n;
+}
+
 export function parseReferenceOptions(argv: string[], env: NodeJS.ProcessEnv): ReferenceOptions {
   let values;
   try {
@@ -41,6 +52,8 @@ export function parseReferenceOptions(argv: string[], env: NodeJS.ProcessEnv): R
         'progress-every-steps': { type: 'string' },
         'step-delay-ms': { type: 'string' },
         'crash-once-at-step': { type: 'string' },
+        'batches-per-step': { type: 'string' },
+        'stale-batch-every': { type: 'string' },
         'crash-marker': { type: 'string' },
       },
     }));
@@ -58,6 +71,8 @@ export function parseReferenceOptions(argv: string[], env: NodeJS.ProcessEnv): R
     checkpointEverySteps: count('checkpoint-every-steps', values['checkpoint-every-steps'], 1),
     progressEverySteps: count('progress-every-steps', values['progress-every-steps'], 1),
     stepDelayMs: count('step-delay-ms', values['step-delay-ms'], 0) ?? 0,
+    batchesPerStep: batchesPerStep(values['batches-per-step']),
+    staleBatchEvery: count('stale-batch-every', values['stale-batch-every'], 2),
     crashOnce: crashStep === null ? null : { step: crashStep, marker: marker! },
   };
 }

@@ -9,6 +9,7 @@ import { Random } from './random.js';
 import { drawBatch, heldOutSet } from './synthetic-data.js';
 import { evaluate, freshAdam, initialParameters, trainStep } from './tiny-model.js';
 import { BadTaskError, emit, readTask, StopListener } from './trainer-io.js';
+import { evaluatePolicy, runPostTraining } from './post-training/index.js';
 
 /**
  * The reference trainer: really trains a tiny network (tiny-model.ts) on CPU on a synthetic data set, speaks the
@@ -32,10 +33,16 @@ async function main(): Promise<number> {
   const { spec } = await readTask(options.task);
   const stop = new StopListener();
   if (spec.kind === 'eval') return evaluateCheckpoint(spec);
+  if (spec.kind === 'post_train') return runPostTraining(spec, options, scale, stop);
   return new ReferenceTraining(spec, options, scale, stop).run();
 }
 
 async function evaluateCheckpoint(spec: TaskSpec): Promise<number> {
+  const policy = spec.init_from ? await evaluatePolicy(spec.init_from.uri) : null;
+  if (policy) {
+    emit({ type: 'metrics', metrics: policy, step: spec.init_from!.step });
+    return 0;
+  }
   let parameters: Float64Array;
   if (spec.init_from) {
     parameters = Float64Array.from(decodeCheckpoint(await driverFor(spec.init_from.uri).read(spec.init_from.uri)).parameters);

@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { assignmentSchema, parseStrictJson, type Assignment } from '@ito/contracts';
 import { LineSplitter } from '../executors/line-splitter.js';
-import { controlLineSchema, type ControlLine, type TrainerLine } from '../executors/trainer-protocol.js';
+import { controlLineSchema, MAX_CONTROL_LINE_BYTES, type ControlLine, type ExchangeReply, type TrainerLine } from '../executors/trainer-protocol.js';
 
 /** A trainer's side of the protocol (docs/trainer-protocol.md): read the task, write lines, hear stop requests. */
 
@@ -29,15 +29,25 @@ export function emit(line: TrainerLine): void {
   process.stdout.write(`${JSON.stringify(line)}\n`);
 }
 
-/** Listens on stdin for control lines; the latest stop request wins. Invalid lines are named on stderr and ignored. */
+const REPLY_TYPES = new Set(['rollout_ack', 'policy_ack', 'batches', 'exchange_refused']);
+
+/**
+ * Listens on stdin for control lines; the latest stop request wins. The agent's answers to RLVR exchange requests
+ * arrive here too, in request order (`nextReply`). Invalid lines are named on stderr and ignored.
+ */
 export class StopListener {
   private request: ControlLine | null = null;
+  private readonly replies: ExchangeReply[] = [];
+  private readonly waiting: Array<(reply: ExchangeReply | null) => void> = [];
+  private ended = false;
 
   constructor(input: NodeJS.ReadableStream = process.stdin) {
     const lines = new LineSplitter(
-      4096,
+      MAX_CONTROL_LINE_BYTES,
       (line, n) => {
         const json = parseStrictJson(line);
+        const value = json.ok ? (json.value as { type?: unknown }) : null;
+        if (value && typeof value === 'object' && typeof value.type === 'string' && REPLY_TYPES.has(value.type)) return this.deliver(value as ExchangeReply);
         const parsed = json.ok ? controlLineSchema.safeParse(json.value) : null;
         if (parsed?.success) this.request = parsed.data;
         else process.stderr.write(`control line ${n} ignored: not a control line\n`);
@@ -45,7 +55,25 @@ export class StopListener {
       (n) => process.stderr.write(`control line ${n} ignored: too long\n`),
     );
     input.on('data', (chunk: Buffer) => lines.push(chunk));
-    input.on('end', () => lines.end());
+    input.on('end', () => {
+      lines.end();
+      this.ended = true;
+      for (const wake of this.waiting.splice(0)) wake(null);
+    });
+  }
+
+  private deliver(reply: ExchangeReply): void {
+    const wake = this.waiting.shift();
+    if (wake) wake(reply);
+    else this.replies.push(reply);
+  }
+
+  /** The agent's answer to the last exchange request; null once stdin closed. */
+  nextReply(): Promise<ExchangeReply | null> {
+    const ready = this.replies.shift();
+    if (ready) return Promise.resolve(ready);
+    if (this.ended) return Promise.resolve(null);
+    return new Promise((resolve) => this.waiting.push(resolve));
   }
 
   get requested(): ControlLine | null {

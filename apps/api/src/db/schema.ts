@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm';
-import { doublePrecision, index, integer, jsonb, pgTable, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
+import { doublePrecision, index, integer, jsonb, pgTable, primaryKey, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
 
 /**
  * The API's tables. Runs and bookings are projections of their event streams (rebuilt from the ledger);
@@ -182,3 +182,46 @@ export const tasks = pgTable(
   (t) => [index('tasks_node_status_idx').on(t.nodeId, t.status), index('tasks_run_idx').on(t.runId)],
 );
 
+
+/**
+ * RLVR's exchange (docs/pipeline.md, "Trainer and rollout"): the batches rollout tasks post, each tagged with the
+ * policy version that sampled it, until the trainer takes it (accepted) or finds it too stale (rejected, with
+ * its staleness). One row per (rollout task, seq), so a resent batch is stored once. Not ledger events: a run
+ * posts many batches, and the ledger keeps their counts through the trainer's reports.
+ */
+export const rolloutBatches = pgTable(
+  'rollout_batches',
+  {
+    batchId: text('batch_id').primaryKey(),
+    tenantId: text('tenant_id').notNull(),
+    runId: text('run_id').notNull(),
+    stage: text('stage').notNull(),
+    attempt: integer('attempt').notNull(),
+    taskId: text('task_id').notNull(),
+    seq: integer('seq').notNull(),
+    policyVersion: integer('policy_version').notNull(),
+    samples: jsonb('samples').notNull(),
+    droppedGroups: integer('dropped_groups').notNull().default(0),
+    /** pending, accepted or rejected. */
+    status: text('status').notNull(),
+    staleness: integer('staleness'),
+    createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
+    judgedAt: timestamp('judged_at', { withTimezone: true }),
+  },
+  (t) => [uniqueIndex('rollout_batches_task_seq_uq').on(t.taskId, t.seq), index('rollout_batches_attempt_idx').on(t.runId, t.stage, t.attempt, t.status)],
+);
+
+/** The policy version an RLVR attempt's trainer published last, and where its weights are. */
+export const rolloutPolicies = pgTable(
+  'rollout_policies',
+  {
+    tenantId: text('tenant_id').notNull(),
+    runId: text('run_id').notNull(),
+    stage: text('stage').notNull(),
+    attempt: integer('attempt').notNull(),
+    version: integer('version').notNull(),
+    uri: text('uri').notNull(),
+    updatedAt: timestamp('updated_at', { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [primaryKey({ columns: [t.runId, t.stage, t.attempt] })],
+);

@@ -8,9 +8,13 @@ import {
   completeBody,
   failBody,
   progressBody,
+  policyBody,
+  rolloutBatchBody,
+  rolloutPollQuery,
   taskIdSchema,
 } from '@ito/contracts';
 import { assignments, heartbeat, registerAgent } from '../agent/agent-service.js';
+import { pollRollouts, postRolloutBatch, publishPolicy } from '../agent/rollout-service.js';
 import { reportTask, type ReportInput } from '../agent/task-report-service.js';
 import type { Principal } from '../auth/principal.js';
 import { defineRoute, type RegisteredRoute } from '../http/route.js';
@@ -89,4 +93,44 @@ export function registerAgentRoutes(app: FastifyInstance, res: Resources, regist
       }),
     });
   }
+  defineRoute(app, res, registry, {
+    method: 'POST',
+    url: '/agent/tasks/:id/rollouts',
+    summary: 'RLVR: a rollout task posts a batch of verified completions tagged with the policy version that sampled them; answers the newest policy.',
+    access: { node: true },
+    params: taskParams,
+    body: rolloutBatchBody,
+    handler: async ({ principal, params, body }) => ({ data: await postRolloutBatch(res, nodeOf(principal), params.id, body) }),
+  });
+
+  defineRoute(app, res, registry, {
+    method: 'GET',
+    url: '/agent/tasks/:id/rollouts',
+    summary: 'RLVR: the rank-0 trainer takes the batches within the staleness bound of its policy version; older ones are rejected and counted.',
+    access: { node: true },
+    params: taskParams,
+    query: rolloutPollQuery,
+    handler: async ({ principal, params, query, reply }) => {
+      const gone = new AbortController();
+      const onClose = () => {
+        if (!reply.raw.writableFinished) gone.abort();
+      };
+      reply.raw.once('close', onClose);
+      try {
+        return { data: await pollRollouts(res, nodeOf(principal), params.id, query, gone.signal) };
+      } finally {
+        reply.raw.off('close', onClose);
+      }
+    },
+  });
+
+  defineRoute(app, res, registry, {
+    method: 'POST',
+    url: '/agent/tasks/:id/policy',
+    summary: "RLVR: the rank-0 trainer publishes its next policy version, whose weights are under the run's checkpoint storage.",
+    access: { node: true },
+    params: taskParams,
+    body: policyBody,
+    handler: async ({ principal, params, body }) => ({ data: await publishPolicy(res, nodeOf(principal), params.id, body) }),
+  });
 }

@@ -1,6 +1,7 @@
 import { ItoError } from '@ito/contracts';
 import { runStreamId } from '@ito/domain';
 import type { StoredEvent } from '@ito/ledger';
+import { rolloutMetrics } from '../agent/rollout-service.js';
 import { getRun, listRuns, type RunRow } from '../db/queries.js';
 import type { Resources } from '../resources.js';
 
@@ -149,6 +150,7 @@ export async function showRunMetrics(res: Resources, tenantId: string, runId: st
     ladder: events.filter((e) => e.type === 'LadderDecision').map((e) => e.data).at(-1) ?? null,
     spend: { spent_usd: Math.round(a.spentUsd * 100) / 100, ceiling_usd: a.pipeline?.budget.ceiling_usd ?? null },
     checkpoints: a.checkpoints.length,
+    rollouts: (await rolloutMetrics(res.pool, tenantId, runId)).attempts,
   };
 }
 

@@ -60,6 +60,7 @@ export function planSummaryRows(plan: Data | null, costs: PlanCosts): Data {
 }
 
 const PHASE_COLUMNS = ['phase', 'sequence_length', 'tokens', 'tokens_per_s', 'hours'];
+const SPLIT_COLUMNS = ['stage', 'trainer_nodes', 'rollout_nodes', 'separated'];
 const STAGE_PLAN_COLUMNS = ['stages', 'sequence_length', 'tp', 'pp', 'dp', 'cp', 'micro_batch', 'memory_per_gpu_gb', 'mfu_effective', 'tokens_per_s'];
 
 function roundCells(rows: Data[]): Data[] {
@@ -82,6 +83,8 @@ export function renderPlan(plan: Data | null, costs: PlanCosts): string {
   if (phases.length > 0) parts.push(`phases:\n${indent(table(roundCells(phases), PHASE_COLUMNS))}`);
   const stagePlans = asRows(plan?.stage_plans);
   if (stagePlans.length > 0) parts.push(`stage plans:\n${indent(table(roundCells(stagePlans), STAGE_PLAN_COLUMNS))}`);
+  const split = asRows(plan?.post_training).map((r) => ({ ...r, separated: r.separated === true ? 'yes' : 'no' }));
+  if (split.length > 0) parts.push(`post-training split:\n${indent(table(roundCells(split), SPLIT_COLUMNS))}`);
   return parts.join('\n');
 }
 

@@ -93,6 +93,16 @@ export function renderMetrics(d: Data): string {
   }
   const ladder = asRecord(d.ladder);
   if (ladder) parts.push(`ladder: ${ladder.passed ? 'passed' : 'FAILED'}: custom ${String(ladder.custom_loss)} vs reference ${String(ladder.reference_loss)} (${String(ladder.rule)})\n`);
+  const rollouts = Array.isArray(d.rollouts) ? (d.rollouts as Data[]) : [];
+  if (rollouts.length > 0) {
+    // The staleness histogram as `versions behind: accepted/rejected`, e.g. `0:12/0 1:9/0 3:0/4`.
+    const histogram = (h: unknown) =>
+      Object.entries(asRecord(h) ?? {})
+        .map(([k, v]) => `${k}:${String(asRecord(v)?.accepted ?? 0)}/${String(asRecord(v)?.rejected ?? 0)}`)
+        .join(' ') || '-';
+    const rows = rollouts.map((r) => ({ ...r, staleness: histogram(r.staleness_histogram) }));
+    parts.push(`rollouts (staleness: versions behind accepted/rejected):\n${indent(table(rows, ['stage', 'attempt', 'accepted', 'rejected', 'pending', 'dropped_groups', 'policy_version', 'staleness']))}`);
+  }
   if (spend) parts.push(`spend: ${usd(spend.spent_usd) ?? String(spend.spent_usd)} of ${usd(spend.ceiling_usd) ?? String(spend.ceiling_usd)}\n`);
   if (series.length > 0) parts.push(`series (last ${Math.min(20, series.length)} of ${series.length}):\n${indent(table(series.slice(-20), ['stage', 'step', 'tokens', 'loss']))}`);
   parts.push(`checkpoints: ${String(d.checkpoints ?? 0)}\n`);

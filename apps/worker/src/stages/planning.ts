@@ -37,6 +37,7 @@ export async function replan(res: PipelineResources, tenantId: string, bookingId
         })),
         checkpoint_bytes: p.parameters * PLAN_ASSUMPTIONS.checkpointBytesPerParam,
         estimated_cost_usd: outcome.estimated_cost_usd,
+        rlvr_rollout_nodes: p.post_training.find((s) => s.stage === 'rlvr')?.rollout_nodes ?? 0,
       },
     };
   } catch (err) {

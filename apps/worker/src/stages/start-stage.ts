@@ -7,6 +7,7 @@ import {
   nodesFor,
   planComputedEvent,
   requireRunningWorkerStage,
+  rolloutNodesFor,
   startStageEvents,
   stillNeeded,
   type RunAggregate,
@@ -55,7 +56,8 @@ export async function startStage(res: PipelineResources, job: StartStageJob): Pr
     }
     const nodeIds = nodes.slice(0, wanted).map((n) => n.node_id);
     const spec = buildStageSpec(locked.aggregate, job.stage, job.attempt, cmd.resume, nodeIds.length);
-    const events = startStageEvents(locked.aggregate, cmd, { tasks: assignTasks(locked.run_id, job.stage, job.attempt, nodeIds), spec });
+    const rollout = rolloutNodesFor(locked.aggregate, job.stage, nodeIds.length);
+    const events = startStageEvents(locked.aggregate, cmd, { tasks: assignTasks(locked.run_id, job.stage, job.attempt, nodeIds, rollout), spec });
     await appendRunEvents(tx, locked, events, { actor: ACTOR });
     return `assigned to ${nodeIds.length} node(s)`;
   });

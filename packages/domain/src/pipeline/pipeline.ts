@@ -4,6 +4,7 @@ import {
   evalStageFor,
   stageKind,
   type CurriculumStage,
+  type GatedStage,
   type Manifest,
   type StageKind,
   type StageName,
@@ -98,8 +99,8 @@ export function buildPipeline(
       steps.push({ stage: `ladder_${mix}`, kind: 'ladder', tokens: DEFAULT_LADDER_RULE.proxy_tokens, sequence_length: manifest.target.sequence_length, ladder: { mix, data_refs: custom } });
     }
   }
-  const gatesOf = (stage: CurriculumStage) => (manifest.eval.gates[stage] ?? {}) as Record<string, GateBound>;
-  const evalStep = (stage: CurriculumStage): PipelineStep => ({
+  const gatesOf = (stage: GatedStage) => (manifest.eval.gates[stage] ?? {}) as Record<string, GateBound>;
+  const evalStep = (stage: GatedStage): PipelineStep => ({
     stage: evalStageFor(stage),
     kind: 'eval',
     tokens: 0,
@@ -130,6 +131,8 @@ export function buildPipeline(
           sequence_length: phase?.sequence_length ?? manifest.target.sequence_length,
           recipe: options as Record<string, string | number | boolean>,
         });
+        // A step the manifest gates is evaluated right after it, as a curriculum stage is.
+        if (Object.hasOwn(manifest.eval.gates, name)) steps.push(evalStep(name));
       }
     }
     steps.push(evalStep(stage));

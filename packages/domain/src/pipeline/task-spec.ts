@@ -1,8 +1,9 @@
 import { createHash } from 'node:crypto';
-import { ItoError, stageKind, type StageName, type TaskRole, type TaskSpec } from '@ito/contracts';
+import { ItoError, stageKind, type StageName, type TaskSpec } from '@ito/contracts';
 import type { CheckpointRef, TaskRef } from '../run/run-events.js';
 import type { RunAggregate } from '../run/run-state.js';
 import type { StageResume } from './next-commands.js';
+import { roleOfRank } from './rollout-exchange.js';
 
 export type SharedSpec = Omit<TaskSpec, 'rank' | 'role'>;
 
@@ -22,13 +23,13 @@ export function nodesFor(state: RunAggregate, stage: StageName): number {
   return state.plan?.nodes ?? 1;
 }
 
-function roleFor(stage: StageName): TaskRole {
-  return stageKind(stage) === 'eval' ? 'evaluator' : 'trainer';
-}
-
-/** One task per node, rank by the order the nodes are given in. */
-export function assignTasks(runId: string, stage: StageName, attempt: number, nodeIds: string[]): TaskRef[] {
-  return nodeIds.map((node_id, rank) => ({ task_id: taskIdFor(runId, stage, attempt, rank), node_id, rank, role: roleFor(stage) }));
+/**
+ * One task per node, rank by the order the nodes are given in. RLVR's last `rolloutNodes` ranks roll out and the
+ * others train (rank 0 always trains and speaks for the stage); every other stage's tasks train or evaluate.
+ */
+export function assignTasks(runId: string, stage: StageName, attempt: number, nodeIds: string[], rolloutNodes = 0): TaskRef[] {
+  const rollout = stageKind(stage) === 'eval' ? 0 : Math.max(0, Math.min(rolloutNodes, nodeIds.length - 1));
+  return nodeIds.map((node_id, rank) => ({ task_id: taskIdFor(runId, stage, attempt, rank), node_id, rank, role: roleOfRank(stage, rank, nodeIds.length, rollout) }));
 }
 
 /**

@@ -1,4 +1,4 @@
-import type { CurriculumStage, Directive, FailureKind, StageName, TaskRole, TaskSpec } from '@ito/contracts';
+import type { Directive, GatedStage, FailureKind, StageName, TaskRole, TaskSpec } from '@ito/contracts';
 import type { Pipeline } from '../pipeline/pipeline.js';
 import type { DataPreparedEvent, LadderDecisionEvent } from './data-events.js';
 
@@ -28,6 +28,8 @@ export interface LivePlan {
   layouts: Array<{ sequence_length: number; tp: number; pp: number; dp: number; cp: number; micro_batch: number; global_batch_sequences: number; tokens_per_s: number }>;
   checkpoint_bytes: number;
   estimated_cost_usd: number;
+  /** Nodes RLVR gives to rollout (the rest train); absent or 0: trainer and rollout share every node. */
+  rlvr_rollout_nodes?: number;
 }
 
 /**
@@ -105,8 +107,8 @@ export interface RunEventMap {
   TaskStopped: { run_id: string; task_id: string; stage: string; attempt: number; node_id: string; seq?: number; reason: string; step?: number; elapsed_s?: number };
   /** Tasks taken back from their nodes: their later reports are refused (fenced by attempt). */
   TasksWithdrawn: { run_id: string; stage: string; attempt: number; task_ids: string[]; reason: string };
-  EvalGatePassed: { run_id: string; stage: CurriculumStage; metrics: Record<string, number>; failed?: string[] };
-  EvalGateFailed: { run_id: string; stage: CurriculumStage; metrics: Record<string, number>; failed: string[] };
+  EvalGatePassed: { run_id: string; stage: GatedStage; metrics: Record<string, number>; failed?: string[] };
+  EvalGateFailed: { run_id: string; stage: GatedStage; metrics: Record<string, number>; failed: string[] };
   NodeLost: { run_id: string; node_id: string; last_heartbeat_at: string };
   RunResumed: { run_id: string; from_checkpoint_id: string | null; stage?: string; attempt?: number; from_step?: number; recompute_steps?: number };
   LossSpikeDetected: { run_id: string; step: number; loss: number; stage?: string; attempt?: number; moving_average?: number; factor?: number; consecutive?: number };

@@ -1,0 +1,108 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { footprint } from '../../../test/support/api.js';
+import { postTrainingManifest } from '../../../test/support/manifests.js';
+import { seedTenant, startPipeline, submitRun, type Pipeline } from '../../../test/support/pipeline.js';
+
+/** RLVR's trainer ↔ rollout exchange through HTTP, with the test playing both agents. Each run first goes through data prep
+ * and planning, which on a loaded machine can take longer than the default test timeout. */
+describe('the rollout exchange', () => {
+  let p: Pipeline;
+  beforeAll(async () => {
+    p = await startPipeline('postgres');
+  });
+  afterAll(async () => p?.close());
+
+  const gpus = [{ index: 0, healthy: true }];
+  async function node(bookingId: string, name: string) {
+    const n = await p.api.admin.registerNode({ bookingId, name });
+    const call = (method: string, path: string, body?: unknown) => p.api.call(method, `/v1/agent${path}`, { key: n.node_credential, ...(body !== undefined ? { body } : {}) });
+    await call('POST', '/register', { agent_version: 'test', executor: 'simulated', gpus });
+    return { ...n, call };
+  }
+  const assignmentOf = async (n: Awaited<ReturnType<typeof node>>) => ((await n.call('GET', '/assignments?wait_s=20')).body.data.assignments as any[])[0];
+  const sample = (group: number, reward: number) => ({ group, prompt: '12+34=', completion: '46', reward, logprob: -1.5, tokens: 2 });
+  const batch = (seq: number, policy_version: number, o: Record<string, unknown> = {}) => ({ attempt: 1, seq, policy_version, samples: [sample(0, 1), sample(0, 0)], ...o });
+
+  it('places trainer and rollout on different nodes, hands over fresh batches and rejects and counts stale ones', async () => {
+    const seed = await seedTenant(p.api);
+    const [a, b] = [await node(seed.bookingId, 'gpu-01'), await node(seed.bookingId, 'gpu-02')];
+    const runId = await submitRun(p.api, seed, postTrainingManifest());
+    const [trainer, rollout] = [await assignmentOf(a), await assignmentOf(b)];
+    expect(trainer).toMatchObject({ stage: 'rlvr', spec: { rank: 0, role: 'trainer', recipe: { max_policy_staleness: 1 } } });
+    expect(rollout).toMatchObject({ stage: 'rlvr', spec: { rank: 1, role: 'rollout' } });
+    const prefix = `${trainer.spec.checkpoint.storage}/${runId}/rlvr`;
+
+    // Version 0 (the weights the stage starts from) samples the first batches.
+    const first = await b.call('POST', `/tasks/${rollout.task_id}/rollouts`, batch(1, 0, { dropped_groups: 3 }));
+    expect(first.body.data).toMatchObject({ duplicate: false, directive: 'continue', policy: { version: 0, uri: null }, trainer_done: false });
+    expect((await b.call('POST', `/tasks/${rollout.task_id}/rollouts`, batch(1, 0))).body.data.duplicate).toBe(true);
+    await b.call('POST', `/tasks/${rollout.task_id}/rollouts`, batch(2, 0));
+
+    // The trainer publishes versions 1 and 2: batches of version 0 are now 2 behind, over the bound of 1.
+    for (const version of [1, 2]) {
+      const published = await a.call('POST', `/tasks/${trainer.task_id}/policy`, { attempt: 1, version, uri: `${prefix}/policy-v${version}` });
+      expect(published.body.data).toMatchObject({ duplicate: false, policy: { version } });
+    }
+    const fresh = await b.call('POST', `/tasks/${rollout.task_id}/rollouts`, batch(3, 1));
+    expect(fresh.body.data.policy).toEqual({ version: 2, uri: `${prefix}/policy-v2` });
+
+    const poll = await a.call('GET', `/tasks/${trainer.task_id}/rollouts?attempt=1&policy_version=2&wait_s=0`);
+    expect(poll.body.data.rejected.map((r: any) => r.staleness)).toEqual([2, 2]);
+    expect(poll.body.data.batches.map((x: any) => [x.policy_version, x.staleness, x.samples.length])).toEqual([[1, 1, 2]]);
+    // Each batch is handed over once; a long poll is woken by the next batch, not by its timeout.
+    const waiting = a.call('GET', `/tasks/${trainer.task_id}/rollouts?attempt=1&policy_version=2&wait_s=20`);
+    const started = Date.now();
+    await b.call('POST', `/tasks/${rollout.task_id}/rollouts`, batch(4, 2));
+    const woken = await waiting;
+    expect(Date.now() - started).toBeLessThan(15_000);
+    expect(woken.body.data.batches.map((x: any) => x.staleness)).toEqual([0]);
+
+    // Judged batches keep their counts, not their samples.
+    const kept = await p.api.pool.query(`select count(*)::int as n from rollout_batches where run_id = $1 and samples <> '[]'::jsonb`, [runId]);
+    expect(kept.rows[0].n).toBe(0);
+
+    const metrics = (await p.api.call('GET', `/v1/runs/${runId}/metrics`, { key: seed.requester })).body.data.rollouts;
+    expect(metrics).toEqual([
+      {
+        stage: 'rlvr',
+        attempt: 1,
+        batches: 4,
+        pending: 0,
+        accepted: 2,
+        rejected: 2,
+        dropped_groups: 3,
+        policy_version: 2,
+        staleness_histogram: { '0': { accepted: 1, rejected: 0 }, '1': { accepted: 1, rejected: 0 }, '2': { accepted: 0, rejected: 2 } },
+      },
+    ]);
+  }, 90_000);
+
+  it('refuses what does not follow the protocol, leaving nothing behind', async () => {
+    const seed = await seedTenant(p.api);
+    const [a, b] = [await node(seed.bookingId, 'gpu-01'), await node(seed.bookingId, 'gpu-02')];
+    const runId = await submitRun(p.api, seed, postTrainingManifest());
+    const [trainer, rollout] = [await assignmentOf(a), await assignmentOf(b)];
+    const prefix = `${trainer.spec.checkpoint.storage}/${runId}/rlvr`;
+    const before = await footprint(p.api);
+    const rows = async () => (await p.api.pool.query('select (select count(*) from rollout_batches where run_id = $1)::int as b, (select count(*) from rollout_policies where run_id = $1)::int as p', [runId])).rows[0];
+    const code = (r: any) => [r.status, r.body.error?.code];
+
+    // A policy the trainer has not published yet, a superseded attempt, the wrong role, another node's task.
+    expect(code(await b.call('POST', `/tasks/${rollout.task_id}/rollouts`, batch(1, 1)))).toEqual([400, 'validation_failed']);
+    expect(code(await b.call('POST', `/tasks/${rollout.task_id}/rollouts`, batch(1, 0, { attempt: 2 })))).toEqual([409, 'invalid_state']);
+    expect(code(await a.call('POST', `/tasks/${trainer.task_id}/rollouts`, batch(1, 0)))).toEqual([409, 'invalid_state']);
+    expect(code(await a.call('POST', `/tasks/${rollout.task_id}/rollouts`, batch(1, 0)))).toEqual([404, 'not_found']);
+    expect(code(await b.call('POST', `/tasks/${rollout.task_id}/policy`, { attempt: 1, version: 1, uri: `${prefix}/policy-v1` }))).toEqual([409, 'invalid_state']);
+    // Hostile shapes: an unknown key, too many samples, a positive log-probability.
+    expect(code(await b.call('POST', `/tasks/${rollout.task_id}/rollouts`, { ...batch(1, 0), extra: 1 }))).toEqual([400, 'validation_failed']);
+    expect(code(await b.call('POST', `/tasks/${rollout.task_id}/rollouts`, batch(1, 0, { samples: Array.from({ length: 257 }, () => sample(0, 1)) })))).toEqual([400, 'validation_failed']);
+    expect(code(await b.call('POST', `/tasks/${rollout.task_id}/rollouts`, batch(1, 0, { samples: [{ ...sample(0, 1), logprob: 1 }] })))).toEqual([400, 'validation_failed']);
+    // Policies: weights outside the run's prefix, a version that skips one; the trainer must state its true version.
+    expect(code(await a.call('POST', `/tasks/${trainer.task_id}/policy`, { attempt: 1, version: 1, uri: 'file:///etc/passwd' }))).toEqual([400, 'validation_failed']);
+    expect(code(await a.call('POST', `/tasks/${trainer.task_id}/policy`, { attempt: 1, version: 2, uri: `${prefix}/policy-v2` }))).toEqual([409, 'invalid_state']);
+    expect(code(await a.call('GET', `/tasks/${trainer.task_id}/rollouts?attempt=1&policy_version=5`))).toEqual([409, 'invalid_state']);
+    expect(code(await a.call('GET', `/tasks/${trainer.task_id}/rollouts?attempt=1&policy_version=0&max=99`))).toEqual([400, 'validation_failed']);
+    expect(await footprint(p.api)).toEqual(before);
+    expect(await rows()).toEqual({ b: 0, p: 0 });
+  }, 90_000);
+});

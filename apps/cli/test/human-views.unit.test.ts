@@ -1,0 +1,38 @@
+import { describe, expect, it } from 'vitest';
+import { renderPlanAnswer } from '../src/human/plan.js';
+
+describe('ito plan, for people', () => {
+  it('shows the post-training trainer/rollout split as a table', () => {
+    const text = renderPlanAnswer({
+      plan: {
+        tp: 1,
+        post_training: [
+          { stage: 'sft', trainer_nodes: 2, rollout_nodes: 0, separated: false },
+          { stage: 'rlvr', trainer_nodes: 1, rollout_nodes: 1, separated: true },
+        ],
+      },
+    });
+    const section = text.slice(text.indexOf('post-training split:'));
+    const rows = section.split('\n').slice(1, 4).map((l) => l.trim().split(/\s+/));
+    expect(rows).toEqual([
+      ['STAGE', 'TRAINER_NODES', 'ROLLOUT_NODES', 'SEPARATED'],
+      ['sft', '2', '0', 'no'],
+      ['rlvr', '1', '1', 'yes'],
+    ]);
+  });
+
+  it('leaves the section out when the plan has no post-training', () => {
+    expect(renderPlanAnswer({ plan: { tp: 1, post_training: [] } })).not.toContain('post-training split');
+  });
+});
+
+describe('ito metrics, for people', () => {
+  it('shows RLVR rollout counts and the staleness histogram', async () => {
+    const { renderMetrics } = await import('../src/human/views.js');
+    const text = renderMetrics({
+      rollouts: [{ stage: 'rlvr', attempt: 1, accepted: 12, rejected: 4, pending: 0, dropped_groups: 7, policy_version: 12, staleness_histogram: { '0': { accepted: 9, rejected: 0 }, '3': { accepted: 0, rejected: 4 } } }],
+    });
+    const row = text.split('\n').find((l) => l.trim().startsWith('rlvr'))!.trim().split(/\s+/);
+    expect(row).toEqual(['rlvr', '1', '12', '4', '0', '7', '12', '0:9/0', '3:0/4']);
+  });
+});
