@@ -16,6 +16,7 @@ import { DEFAULT_AGENT_SETTINGS } from './agent/agent-service.js';
 import { registerAgentRoutes } from './routes/agent.js';
 import { registerBookingRoutes } from './routes/bookings.js';
 import { registerConfirmationRoutes } from './routes/confirmations.js';
+import { registerDeskRoutes } from './routes/desk.js';
 import { HEALTH_ROUTES, createMetricsRegistry, registerHealthRoutes } from './routes/health.js';
 import { registerIdentityRoutes } from './routes/identity.js';
 import { registerRunRoutes } from './routes/runs.js';
@@ -92,6 +93,7 @@ export async function buildApp(deps: ApiDeps): Promise<FastifyInstance> {
     registerConfirmationRoutes(app, res, routes);
     registerRunRoutes(app, res, routes);
     registerAgentRoutes(app, res, routes);
+    registerDeskRoutes(app, res, routes);
     openapi = buildOpenApi(routes, API_VERSION, [...HEALTH_ROUTES, ...SERVICE_ROUTES]);
     registerServiceRoutes(app, openapi, API_VERSION);
   }

@@ -41,7 +41,7 @@ describe('docs/contract.md "HTTP routes" and the routes the API serves', () => {
 
   it('mark as not yet exactly the routes that answer not_found for lack of a route', async () => {
     const notYet = rows.filter((r) => r.availability === 'not yet');
-    expect(notYet.length).toBeGreaterThanOrEqual(3);
+    expect(notYet.length).toBeGreaterThanOrEqual(1);
     for (const r of notYet) {
       expect(served(), r.route).not.toContain(r.route);
       const [method, path] = r.route.split(' ') as [string, string];
