@@ -2,7 +2,8 @@ import { writeFile } from 'node:fs/promises';
 import { isAbsolute } from 'node:path';
 import type { ItoApi } from '@ito/client';
 import { ok, type Envelope } from '@ito/contracts';
-import { columnsOf, keyValue, table } from '../human/format.js';
+import { keyValue } from '../human/format.js';
+import { telemetryTable } from '../human/telemetry-table.js';
 import { usageOutcome } from '../output.js';
 import { flag, type Handler } from './handler.js';
 
@@ -10,14 +11,8 @@ import { flag, type Handler } from './handler.js';
 const MAX_PAGES = 10_000;
 
 export const deskTelemetryCommand: Handler = async (cmd, ctx) => {
-  const answer = await (await ctx.api()).deskTelemetry({ group_by: flag(cmd, 'group-by'), since: flag(cmd, 'since') });
-  return {
-    envelope: answer,
-    human: (d: Record<string, unknown>) => {
-      const groups = d.groups;
-      return Array.isArray(groups) ? table(groups as Record<string, unknown>[], columnsOf(groups as Record<string, unknown>[], ['region', 'fabric', 'gpu', 'goodput', 'interruption_rate_per_1k_node_hours', 'checkpoint_bandwidth_p50', 'checkpoint_bandwidth_p95'])) : keyValue(d);
-    },
-  };
+  const answer = await (await ctx.api()).deskTelemetry({ group_by: flag(cmd, 'group-by'), since: flag(cmd, 'since'), until: flag(cmd, 'until') });
+  return { envelope: answer, human: (d: Record<string, unknown>) => telemetryTable(d) };
 };
 
 async function allEvents(api: ItoApi): Promise<Envelope<{ events: Record<string, unknown>[] }>> {
