@@ -17,6 +17,7 @@ import { registerAgentRoutes } from './routes/agent.js';
 import { registerAuditRoutes } from './routes/audit.js';
 import { registerBookingRoutes } from './routes/bookings.js';
 import { registerConfirmationRoutes } from './routes/confirmations.js';
+import { registerDeskRoutes } from './routes/desk.js';
 import { HEALTH_ROUTES, createMetricsRegistry, registerHealthRoutes } from './routes/health.js';
 import { registerIdentityRoutes } from './routes/identity.js';
 import { registerRunRoutes } from './routes/runs.js';
@@ -94,6 +95,7 @@ export async function buildApp(deps: ApiDeps): Promise<FastifyInstance> {
     registerRunRoutes(app, res, routes);
     registerAgentRoutes(app, res, routes);
     registerAuditRoutes(app, res, routes);
+    registerDeskRoutes(app, res, routes);
     openapi = buildOpenApi(routes, API_VERSION, [...HEALTH_ROUTES, ...SERVICE_ROUTES]);
     registerServiceRoutes(app, openapi, API_VERSION);
   }

@@ -15,10 +15,10 @@ describe('the signposts and documents of the API', () => {
       expect(r.body.paths[path].get.security).toEqual([]);
     }
     expect(r.body.paths['/metrics'].get.responses['200'].content['text/plain']).toBeDefined();
-    // Each documented public GET answers (the desk page with its honest not_found).
+    // Each documented public GET answers.
     for (const [path, ops] of Object.entries<any>(r.body.paths)) {
       if (!ops.get || ops.get.security.length > 0) continue;
-      expect((await api.call('GET', path)).status, path).toBe(path === '/desk' ? 404 : 200);
+      expect((await api.call('GET', path)).status, path).toBe(200);
     }
   });
 
@@ -32,12 +32,18 @@ describe('the signposts and documents of the API', () => {
     }
   });
 
-  it('/desk says the dashboard is not available yet instead of a bare 404', async () => {
+  it('/desk is a page holding no data, under a strict CSP, with uPlot served from this server', async () => {
     const r = await api.call('GET', '/desk');
-    expect(r.status).toBe(404);
-    expect(r.body).toMatchObject({ ok: false, error: { code: 'not_found', details: { available: false } } });
-    expect(r.body.error.message).toMatch(/desk dashboard is not available yet/);
-    expect(r.body.error.message).not.toMatch(/no route/);
+    expect(r.status).toBe(200);
+    expect(r.headers.get('content-type')).toMatch(/^text\/html/);
+    const csp = r.headers.get('content-security-policy')!;
+    expect(csp).toContain("default-src 'none'");
+    expect(csp).toContain("script-src 'self'");
+    expect(csp).not.toMatch(/unsafe-inline|unsafe-eval|https?:/);
+    expect(r.body).toContain('<script src="/desk/uplot.js"></script>');
+    expect(r.body).not.toMatch(/<script>|https?:\/\//);
+    const uplot = await api.call('GET', '/desk/uplot.js');
+    expect(uplot.body).toContain('uPlot');
   });
 
   it('serves the manifest JSON Schema with a description and an example for its fields', async () => {

@@ -86,7 +86,7 @@ export class ItoApi {
     return this.http.post(`/runs/${seg(id)}/${action}`, body, { idempotencyKey });
   }
 
-  deskTelemetry(query: { group_by?: string | undefined; since?: string | undefined }): Promise<Envelope<Record<string, unknown>>> {
+  deskTelemetry(query: { group_by?: string | undefined; since?: string | undefined; until?: string | undefined }): Promise<Envelope<Record<string, unknown>>> {
     return this.http.get('/desk/telemetry', query);
   }
   auditEvents(query: { after?: string | number | undefined; limit?: number | undefined }): Promise<Envelope<Record<string, unknown>>> {

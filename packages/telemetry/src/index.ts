@@ -1,2 +1,6 @@
-// Goodput, interruption-rate and checkpoint-bandwidth projections land here with the desk telemetry work.
-export {};
+// Goodput, badput by cause, interruption rate, checkpoint bandwidth and latencies: pure folds of the ledger.
+export * from './causes.js';
+export * from './segments.js';
+export * from './run-fold.js';
+export * from './figures.js';
+export * from './units.js';

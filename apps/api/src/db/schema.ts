@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm';
-import { doublePrecision, index, integer, jsonb, pgTable, primaryKey, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
+import { bigint, doublePrecision, index, integer, jsonb, pgTable, primaryKey, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
 
 /**
  * The API's tables. Runs and bookings are projections of their event streams (rebuilt from the ledger);
@@ -224,4 +224,66 @@ export const rolloutPolicies = pgTable(
     updatedAt: timestamp('updated_at', { withTimezone: true }).notNull().defaultNow(),
   },
   (t) => [primaryKey({ columns: [t.runId, t.stage, t.attempt] })],
+);
+
+/**
+ * The telemetry projection (async, behind the log; rebuilt from position 0): the bookings as the desk sold
+ * them, each run's fold state, and what the desk query sums — each run's time by label, its interruptions and
+ * its checkpoint transfers. Times are epoch milliseconds, so sums stay exact integers.
+ */
+export const telemetryBookings = pgTable('telemetry_bookings', {
+  bookingId: text('booking_id').primaryKey(),
+  region: text('region').notNull(),
+  fabric: text('fabric').notNull(),
+  gpu: text('gpu').notNull(),
+  nodes: integer('nodes').notNull(),
+  gpusPerNode: integer('gpus_per_node').notNull(),
+  rateUsdPerGpuHour: doublePrecision('rate_usd_per_gpu_hour').notNull(),
+  termStartMs: bigint('term_start_ms', { mode: 'number' }).notNull(),
+  termEndMs: bigint('term_end_ms', { mode: 'number' }).notNull(),
+});
+
+export const telemetryRuns = pgTable('telemetry_runs', {
+  runId: text('run_id').primaryKey(),
+  bookingId: text('booking_id'),
+  state: jsonb('state').notNull(),
+});
+
+export const telemetrySegments = pgTable(
+  'telemetry_segments',
+  {
+    runId: text('run_id').notNull(),
+    bookingId: text('booking_id').notNull(),
+    startMs: bigint('start_ms', { mode: 'number' }).notNull(),
+    endMs: bigint('end_ms', { mode: 'number' }).notNull(),
+    label: text('label').notNull(),
+  },
+  (t) => [index('telemetry_segments_run_idx').on(t.runId), index('telemetry_segments_time_idx').on(t.startMs, t.endMs)],
+);
+
+export const telemetryInterruptions = pgTable(
+  'telemetry_interruptions',
+  {
+    runId: text('run_id').notNull(),
+    bookingId: text('booking_id').notNull(),
+    cause: text('cause').notNull(),
+    atMs: bigint('at_ms', { mode: 'number' }).notNull(),
+    detectionMs: bigint('detection_ms', { mode: 'number' }),
+    resumeMs: bigint('resume_ms', { mode: 'number' }),
+  },
+  (t) => [index('telemetry_interruptions_run_idx').on(t.runId), index('telemetry_interruptions_at_idx').on(t.atMs)],
+);
+
+export const telemetryCheckpoints = pgTable(
+  'telemetry_checkpoints',
+  {
+    runId: text('run_id').notNull(),
+    bookingId: text('booking_id').notNull(),
+    kind: text('kind').notNull(),
+    atMs: bigint('at_ms', { mode: 'number' }).notNull(),
+    bytes: bigint('bytes', { mode: 'number' }).notNull(),
+    ms: bigint('ms', { mode: 'number' }).notNull(),
+    bandwidthBytesPerS: doublePrecision('bandwidth_bytes_per_s'),
+  },
+  (t) => [index('telemetry_checkpoints_run_idx').on(t.runId), index('telemetry_checkpoints_at_idx').on(t.atMs)],
 );

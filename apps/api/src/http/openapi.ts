@@ -7,14 +7,16 @@ export interface PlainRoute {
   method: 'GET';
   url: string;
   summary: string;
-  /** What the body is: the JSON envelope, a bare JSON document, or Prometheus text. */
-  response: 'envelope' | 'json' | 'text';
+  /** What the body is: the JSON envelope, a bare JSON document, Prometheus text, an HTML page or a static asset. */
+  response: 'envelope' | 'json' | 'text' | 'html' | 'asset';
 }
 
 const plainResponses: Record<PlainRoute['response'], Record<string, unknown>> = {
   envelope: { default: { description: 'The JSON envelope.', content: { 'application/json': { schema: { $ref: '#/components/schemas/Envelope' } } } } },
   json: { '200': { description: 'A JSON document (not wrapped in the envelope).', content: { 'application/json': { schema: {} } } } },
   text: { '200': { description: 'Prometheus text exposition.', content: { 'text/plain': { schema: { type: 'string' } } } } },
+  html: { '200': { description: 'An HTML page.', content: { 'text/html': { schema: { type: 'string' } } } } },
+  asset: { '200': { description: 'A static script or stylesheet.', content: { 'text/javascript': { schema: { type: 'string' } }, 'text/css': { schema: { type: 'string' } } } } },
 };
 
 const envelopeDoc = {

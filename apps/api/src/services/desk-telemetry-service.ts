@@ -1,0 +1,200 @@
+import type pg from 'pg';
+import {
+  BADPUT_CAUSES,
+  COVERED_LABELS,
+  INTERRUPTION_CAUSES,
+  SLO_TARGETS_MS,
+  groupFigures,
+  type BadputCause,
+  type CoveredLabel,
+  type GroupFigures,
+  type GroupKey,
+  type InterruptionCause,
+  type TelemetryUnit,
+} from '@ito/telemetry';
+import { telemetryProjection } from '../projections/telemetry-projection.js';
+import type { Resources } from '../resources.js';
+
+export interface DeskTelemetryQuery {
+  from: number;
+  to: number;
+  groupBy: GroupKey[];
+  buckets: number;
+}
+
+export interface SeriesBucket {
+  start: string;
+  booked_node_ms: number;
+  productive_node_ms: number;
+  badput_by_cause_node_ms: Record<BadputCause, number>;
+  goodput: number | null;
+}
+
+/** How long a read may spend catching the projection up before it answers with what is there (and says so). */
+const CATCH_UP_BUDGET_MS = 2_000;
+
+/**
+ * Moves the telemetry projection up to the head of the log, within a budget: the desk reads figures as of the
+ * latest event unless a large backlog is still being folded (then `caught_up` is false).
+ */
+export async function catchUpTelemetry(res: Resources, budgetMs = CATCH_UP_BUDGET_MS): Promise<boolean> {
+  const deadline = Date.now() + budgetMs;
+  for (;;) {
+    const applied = await res.ledger.runProjection(telemetryProjection, { batchSize: 1000 });
+    if (applied === 0) return true;
+    if (Date.now() >= deadline) return false;
+  }
+}
+
+const n = (v: unknown): number => Number(v ?? 0);
+
+/** The desk's figures over a window, grouped; each unit is one booking (or one run), summed by groupFigures. */
+export async function deskTelemetry(res: Resources, q: DeskTelemetryQuery) {
+  const caughtUp = await catchUpTelemetry(res);
+  const perRun = q.groupBy.includes('run');
+  const [units, series, position] = await Promise.all([
+    loadUnits(res.pool, q.from, q.to, perRun),
+    loadSeries(res.pool, q.from, q.to, q.buckets),
+    res.pool.query<{ position: string }>('select position::text as position from projection_checkpoints where name = $1', [telemetryProjection.name]),
+  ]);
+  const [totals] = groupFigures(units, []);
+  return {
+    window: { since: new Date(q.from).toISOString(), until: new Date(q.to).toISOString() },
+    group_by: q.groupBy,
+    as_of_position: n(position.rows[0]?.position),
+    caught_up: caughtUp,
+    definitions: 'docs/telemetry.md',
+    slo_targets_ms: SLO_TARGETS_MS,
+    totals: totals ?? null,
+    groups: groupFigures(units, q.groupBy) satisfies GroupFigures[],
+    series,
+  };
+}
+
+function emptyUnit(row: Record<string, unknown>, runId: string | null, booked: number): TelemetryUnit {
+  return {
+    run_id: runId,
+    booking_id: String(row.booking_id),
+    region: String(row.region),
+    fabric: String(row.fabric),
+    gpu: String(row.gpu),
+    gpus_per_node: n(row.gpus_per_node),
+    rate_usd_per_gpu_hour: n(row.rate_usd_per_gpu_hour),
+    booked_node_ms: booked,
+    covered_node_ms: Object.fromEntries(COVERED_LABELS.map((l) => [l, 0])) as Record<CoveredLabel, number>,
+    interruptions: Object.fromEntries(INTERRUPTION_CAUSES.map((c) => [c, 0])) as TelemetryUnit['interruptions'],
+    save_bandwidths: [],
+    restore_bandwidths: [],
+    detection_ms: [],
+    resume_ms: [],
+  };
+}
+
+/**
+ * One unit per booking whose term meets the window (what its runs did not cover is idle), or one per run when
+ * grouping by run: a run's segments are contiguous over its span, so its booked time is what they cover (0 here;
+ * groupFigures takes the larger of booked and covered).
+ */
+async function loadUnits(pool: pg.Pool, from: number, to: number, perRun: boolean): Promise<TelemetryUnit[]> {
+  const key = perRun ? 's.run_id' : 'null::text';
+  const [bookings, covered, interruptions, checkpoints] = await Promise.all([
+    pool.query(
+      `select booking_id, region, fabric, gpu, nodes, gpus_per_node, rate_usd_per_gpu_hour,
+         (greatest(0, least(term_end_ms, $2::bigint) - greatest(term_start_ms, $1::bigint)) * nodes)::text as booked_node_ms
+       from telemetry_bookings where term_start_ms < $2 and term_end_ms > $1
+          or booking_id in (select booking_id from telemetry_segments where start_ms < $2 and end_ms > $1)`,
+      [from, to],
+    ),
+    pool.query(
+      `select s.booking_id, ${key} as run_id, s.label, (sum(least(s.end_ms, $2::bigint) - greatest(s.start_ms, $1::bigint)) * b.nodes)::text as node_ms
+       from telemetry_segments s join telemetry_bookings b using (booking_id)
+       where s.start_ms < $2 and s.end_ms > $1 group by 1, 2, 3, b.nodes`,
+      [from, to],
+    ),
+    pool.query(
+      `select s.booking_id, ${key} as run_id, s.cause, count(*)::int as count,
+         array_remove(array_agg(s.detection_ms), null)::float8[] as detection, array_remove(array_agg(s.resume_ms), null)::float8[] as resume
+       from telemetry_interruptions s where s.at_ms >= $1 and s.at_ms < $2 group by 1, 2, 3`,
+      [from, to],
+    ),
+    pool.query(
+      `select s.booking_id, ${key} as run_id, s.kind, array_agg(s.bandwidth_bytes_per_s)::float8[] as bandwidths
+       from telemetry_checkpoints s where s.at_ms >= $1 and s.at_ms < $2 and s.bandwidth_bytes_per_s is not null group by 1, 2, 3`,
+      [from, to],
+    ),
+  ]);
+  const facts = new Map(bookings.rows.map((b) => [String(b.booking_id), b as Record<string, unknown>]));
+  const units = new Map<string, TelemetryUnit>();
+  if (!perRun) for (const [id, b] of facts) units.set(id, emptyUnit(b, null, n(b.booked_node_ms)));
+  const unitFor = (bookingId: string, runId: string | null): TelemetryUnit | null => {
+    const id = runId ?? bookingId;
+    let u = units.get(id);
+    const b = facts.get(bookingId);
+    if (!u && b) units.set(id, (u = emptyUnit(b, runId, 0)));
+    return u ?? null;
+  };
+  for (const r of covered.rows) {
+    const u = unitFor(r.booking_id, r.run_id);
+    if (u) u.covered_node_ms[r.label as CoveredLabel] += n(r.node_ms);
+  }
+  for (const r of interruptions.rows) {
+    const u = perRun ? units.get(r.run_id) : unitFor(r.booking_id, null);
+    if (!u) continue;
+    u.interruptions[r.cause as InterruptionCause] += r.count;
+    u.detection_ms.push(...(r.detection as number[]));
+    u.resume_ms.push(...(r.resume as number[]));
+  }
+  for (const r of checkpoints.rows) {
+    const u = perRun ? units.get(r.run_id) : unitFor(r.booking_id, null);
+    if (u) (r.kind === 'save' ? u.save_bandwidths : u.restore_bandwidths).push(...(r.bandwidths as number[]));
+  }
+  return [...units.values()];
+}
+
+/** Goodput over time: the window cut into `buckets` equal parts, each with its booked time and time by label. */
+async function loadSeries(pool: pg.Pool, from: number, to: number, buckets: number): Promise<{ bucket_ms: number; buckets: SeriesBucket[] }> {
+  const width = Math.max(1, Math.ceil((to - from) / buckets));
+  const [covered, booked] = await Promise.all([
+    pool.query(
+      `select g as i, s.label, (sum(least(s.end_ms, $1::bigint + (g + 1) * $3::bigint, $2::bigint) - greatest(s.start_ms, $1::bigint + g * $3::bigint)) * b.nodes)::text as node_ms
+       from telemetry_segments s join telemetry_bookings b using (booking_id),
+         lateral generate_series(greatest(0, (s.start_ms - $1::bigint) / $3::bigint), least($4::bigint - 1, (s.end_ms - 1 - $1::bigint) / $3::bigint)) g
+       where s.start_ms < $2 and s.end_ms > $1 group by 1, 2, b.nodes`,
+      [from, to, width, buckets],
+    ),
+    pool.query(
+      `select g as i, (sum(greatest(0, least(term_end_ms, $1::bigint + (g + 1) * $3::bigint, $2::bigint) - greatest(term_start_ms, $1::bigint + g * $3::bigint)) * nodes))::text as node_ms
+       from telemetry_bookings,
+         lateral generate_series(greatest(0, (term_start_ms - $1::bigint) / $3::bigint), least($4::bigint - 1, (term_end_ms - 1 - $1::bigint) / $3::bigint)) g
+       where term_start_ms < $2 and term_end_ms > $1 group by 1`,
+      [from, to, width, buckets],
+    ),
+  ]);
+  const out: SeriesBucket[] = [];
+  for (let i = 0; i * width < to - from; i++) {
+    out.push({
+      start: new Date(from + i * width).toISOString(),
+      booked_node_ms: 0,
+      productive_node_ms: 0,
+      badput_by_cause_node_ms: Object.fromEntries(BADPUT_CAUSES.map((c) => [c, 0])) as Record<BadputCause, number>,
+      goodput: null,
+    });
+  }
+  for (const r of booked.rows) {
+    const b = out[n(r.i)];
+    if (b) b.booked_node_ms += n(r.node_ms);
+  }
+  for (const r of covered.rows) {
+    const b = out[n(r.i)];
+    if (!b) continue;
+    if (r.label === 'productive') b.productive_node_ms += n(r.node_ms);
+    else b.badput_by_cause_node_ms[r.label as BadputCause] += n(r.node_ms);
+  }
+  for (const b of out) {
+    const covered = b.productive_node_ms + BADPUT_CAUSES.reduce((s, c) => s + b.badput_by_cause_node_ms[c], 0);
+    b.booked_node_ms = Math.max(b.booked_node_ms, covered);
+    b.badput_by_cause_node_ms.idle = b.booked_node_ms - covered;
+    b.goodput = b.booked_node_ms > 0 ? b.productive_node_ms / b.booked_node_ms : null;
+  }
+  return { bucket_ms: width, buckets: out };
+}

@@ -1,0 +1,228 @@
+import type { InterruptionCause, TimeLabel } from './causes.js';
+import { appendSegment, overlaySegment, type Segment } from './segments.js';
+
+/**
+ * One ledger event as the telemetry folds read it: its type, its payload and the time the ledger recorded it
+ * (epoch milliseconds). Payload fields are read defensively: a missing or malformed field is its default.
+ */
+export interface TelemetryEvent {
+  type: string;
+  data: Record<string, unknown>;
+  at: number;
+}
+
+/** Where the run is, as far as time accounting goes. */
+type Mode = 'program_startup' | 'data_prep' | 'train_startup' | 'training' | 'recovering' | 'awaiting_operator' | 'other' | 'ended';
+
+export interface Interruption {
+  cause: InterruptionCause;
+  at: number;
+  /** The event time − the last heartbeat (lost node) or last progress (hang); null when the agent reported it. */
+  detection_ms: number | null;
+  /** The next `RunResumed` − the interruption; null until the run resumes. */
+  resume_ms: number | null;
+}
+
+export interface CheckpointTransfer {
+  kind: 'save' | 'restore';
+  at: number;
+  bytes: number;
+  ms: number;
+}
+
+/** The telemetry of one run so far; plain JSON, so a projection can store it and carry on from it. */
+export interface RunTelemetry {
+  run_id: string;
+  booking_id: string | null;
+  started_at: number | null;
+  ended_at: number | null;
+  last_at: number | null;
+  mode: Mode;
+  stage: string | null;
+  /** The highest step reported so far, and the highest reported before the last interruption or restart. */
+  max_step: number;
+  recompute_until: number;
+  segments: Segment[];
+  interruptions: Interruption[];
+  checkpoints: CheckpointTransfer[];
+}
+
+export const TELEMETRY_EVENT_TYPES = [
+  'RunReserved',
+  'StageStarted',
+  'StageCompleted',
+  'StageFailed',
+  'ProgressRecorded',
+  'CheckpointSaved',
+  'CheckpointRestored',
+  'TaskFailed',
+  'TaskHung',
+  'NodeLost',
+  'RunResumed',
+  'RestartProposed',
+  'RestartApproved',
+  'RunSucceeded',
+  'RunFailed',
+  'RunCancelled',
+] as const;
+
+export function emptyRunTelemetry(runId: string): RunTelemetry {
+  return {
+    run_id: runId,
+    booking_id: null,
+    started_at: null,
+    ended_at: null,
+    last_at: null,
+    mode: 'program_startup',
+    stage: null,
+    max_step: -1,
+    recompute_until: -1,
+    segments: [],
+    interruptions: [],
+    checkpoints: [],
+  };
+}
+
+/** Stages whose progress is training: the curriculum and post-training stages (not data prep, planning or eval). */
+function isTrainingStage(stage: unknown): boolean {
+  return typeof stage === 'string' && stage !== 'data_prep' && stage !== 'planning' && !stage.startsWith('eval_');
+}
+
+function num(v: unknown): number | null {
+  return typeof v === 'number' && Number.isFinite(v) ? v : null;
+}
+
+function instant(v: unknown): number | null {
+  if (typeof v !== 'string') return null;
+  const t = Date.parse(v);
+  return Number.isFinite(t) ? t : null;
+}
+
+function interruptionOf(e: TelemetryEvent): { cause: InterruptionCause; detectedFrom: number | null } | null {
+  if (e.type === 'NodeLost') return { cause: 'node_lost', detectedFrom: instant(e.data.last_heartbeat_at) };
+  if (e.type === 'TaskHung') return { cause: 'hang', detectedFrom: instant(e.data.last_progress_at) };
+  if (e.type === 'TaskFailed' && (e.data.failure === 'crash' || e.data.failure === 'gpu_fault')) return { cause: e.data.failure, detectedFrom: null };
+  return null;
+}
+
+/** What the time since the previous event was spent on, now that this event tells us. */
+function closingLabel(s: RunTelemetry, e: TelemetryEvent): TimeLabel {
+  switch (s.mode) {
+    case 'training': {
+      if (e.type === 'ProgressRecorded') {
+        const step = num(e.data.step) ?? s.max_step;
+        return step > s.recompute_until ? 'productive' : 'wasted_progress';
+      }
+      // Work since the last report is lost with the attempt: it will be recomputed after the restore.
+      if (interruptionOf(e) || e.type === 'TaskFailed' || e.type === 'StageFailed') return 'wasted_progress';
+      return s.max_step > s.recompute_until ? 'productive' : 'wasted_progress';
+    }
+    case 'train_startup':
+      return 'program_startup';
+    case 'recovering':
+      return 'infrastructure_recovery';
+    case 'ended':
+      return 'other';
+    default:
+      return s.mode;
+  }
+}
+
+/**
+ * Folds one event into a run's telemetry. Pure: the state passed in is not changed. Events must come in ledger
+ * order; events before `RunReserved` or after the run ended are ignored (cleanup is not the run's time).
+ */
+export function foldRunTelemetry(prev: RunTelemetry, e: TelemetryEvent): RunTelemetry {
+  const s: RunTelemetry = structuredClone(prev);
+  applyRunEvent(s, e);
+  return s;
+}
+
+/** As foldRunTelemetry, changing `s` in place: for a projection folding thousands of events into its own copy. */
+export function applyRunEvent(s: RunTelemetry, e: TelemetryEvent): void {
+  if (e.type === 'RunReserved') {
+    if (s.started_at !== null) return;
+    s.started_at = e.at;
+    s.last_at = e.at;
+    s.booking_id = typeof e.data.booking_id === 'string' ? e.data.booking_id : null;
+    return;
+  }
+  if (s.started_at === null || s.ended_at !== null || s.last_at === null) return;
+  const at = Math.max(e.at, s.last_at);
+  appendSegment(s.segments, s.last_at, at, closingLabel(s, e));
+  s.last_at = at;
+
+  const interruption = interruptionOf(e);
+  if (interruption) {
+    // A lost node, then its task's failure, is one incident: counted once, at its first event.
+    if (s.mode !== 'recovering') {
+      const from = interruption.detectedFrom !== null ? Math.max(interruption.detectedFrom, s.started_at) : null;
+      if (from !== null && from < at) overlaySegment(s.segments, from, at, 'infrastructure_recovery');
+      s.interruptions.push({ cause: interruption.cause, at, detection_ms: interruption.detectedFrom !== null ? Math.max(0, e.at - interruption.detectedFrom) : null, resume_ms: null });
+      s.recompute_until = Math.max(s.recompute_until, s.max_step);
+      s.mode = 'recovering';
+    }
+    return;
+  }
+
+  switch (e.type) {
+    case 'StageStarted':
+      s.stage = typeof e.data.stage === 'string' ? e.data.stage : null;
+      s.mode = s.stage === 'data_prep' ? 'data_prep' : s.stage === 'planning' ? 'program_startup' : isTrainingStage(s.stage) ? 'train_startup' : 'other';
+      break;
+    case 'ProgressRecorded': {
+      const step = num(e.data.step);
+      if (isTrainingStage(e.data.stage ?? s.stage) && (s.mode === 'train_startup' || s.mode === 'training')) {
+        s.mode = 'training';
+        if (step !== null) s.max_step = Math.max(s.max_step, step);
+      }
+      break;
+    }
+    case 'CheckpointSaved':
+    case 'CheckpointRestored': {
+      const kind = e.type === 'CheckpointSaved' ? 'save' : 'restore';
+      const seconds = num(kind === 'save' ? e.data.save_seconds : e.data.restore_seconds);
+      const bytes = num(e.data.bytes);
+      if (seconds === null || seconds < 0) break;
+      const ms = Math.round(seconds * 1000);
+      if (bytes !== null && bytes >= 0) s.checkpoints.push({ kind, at, bytes, ms });
+      // An asynchronous save does not hold training up; a synchronous one and every restore do.
+      if (kind === 'restore' || e.data.async !== true) overlaySegment(s.segments, Math.max(s.started_at, at - ms), at, kind === 'save' ? 'checkpoint_save_stall' : 'checkpoint_restore');
+      break;
+    }
+    case 'RunResumed': {
+      const pending = s.interruptions.findLast((i) => i.resume_ms === null);
+      if (pending && s.mode === 'recovering') pending.resume_ms = at - pending.at;
+      s.mode = 'train_startup';
+      break;
+    }
+    case 'RestartProposed':
+      s.recompute_until = Math.max(s.recompute_until, s.max_step);
+      s.mode = 'awaiting_operator';
+      break;
+    case 'RestartApproved':
+      s.mode = 'program_startup';
+      break;
+    case 'StageCompleted':
+      s.mode = 'other';
+      break;
+    case 'StageFailed':
+      if (s.mode !== 'recovering') s.mode = 'other';
+      break;
+    case 'RunSucceeded':
+    case 'RunFailed':
+    case 'RunCancelled':
+      s.ended_at = at;
+      s.mode = 'ended';
+      break;
+    default:
+      break;
+  }
+}
+
+/** Folds a run's events from nothing. */
+export function runTelemetryOf(runId: string, events: readonly TelemetryEvent[]): RunTelemetry {
+  const s = emptyRunTelemetry(runId);
+  for (const e of events) applyRunEvent(s, e);
+  return s;
+}
