@@ -13,3 +13,6 @@ export * from './confirmation/confirmation.js';
 export * from './booking/booking.js';
 export * from './policy/tenant-policy.js';
 export * from './secret-scan.js';
+export * from './monitor/liveness-rules.js';
+export * from './monitor/node-failure.js';
+export * from './monitor/resume-facts.js';
