@@ -34,7 +34,8 @@ describe('liveness rules', () => {
     expect(judgeNode(stuck(10, 2), SETTINGS, clock(20))).toEqual({ kind: 'alive' });
     expect(judgeNode(stuck(9, 2), SETTINGS, clock(20))).toMatchObject({ kind: 'hung', stuck_s: 11, expected_step_s: 2 });
     // Unmeasured: the plan's step time; a tiny step time still waits one interval.
-    expect(judgeNode(stuck(14, null), SETTINGS, clock(20))).toMatchObject({ kind: 'hung', expected_step_s: 1 });
+    expect(judgeNode(stuck(14, null), SETTINGS, clock(20))).toEqual({ kind: 'alive' });
+    expect(judgeNode(stuck(13.9, null), SETTINGS, clock(20))).toMatchObject({ kind: 'hung', expected_step_s: 1 });
     expect(judgeNode(stuck(18.5, 0.01), SETTINGS, clock(20))).toEqual({ kind: 'alive' });
     expect(judgeNode({ ...beating, planned_step_s: null, progress: null }, SETTINGS, clock(20))).toEqual({ kind: 'alive' });
   });

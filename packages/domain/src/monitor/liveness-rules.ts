@@ -38,7 +38,7 @@ const seconds = (ms: number) => ms / 1000;
 /**
  * Lost: silent for more than `misses` intervals. Hung: heard from, but the task's step has not moved for k ×
  * its expected step time (the node's measured seconds per step, else the plan's), and never less than one
- * interval (progress travels with the heartbeats). Neither before one interval after `grace_from`. Pure.
+ * interval (progress travels with the heartbeats), or `misses` intervals before any step was measured. Neither before one interval after `grace_from`. Pure.
  */
 export function judgeNode(obs: NodeObservation, settings: LivenessSettings, clock: SweepClock): LivenessVerdict {
   const now = clock.now.getTime();
@@ -47,10 +47,13 @@ export function judgeNode(obs: NodeObservation, settings: LivenessSettings, cloc
   const silent = obs.last_heartbeat_at ? seconds(now - obs.last_heartbeat_at.getTime()) : Number.POSITIVE_INFINITY;
   if (silent > lostAfter) return { kind: 'lost', silent_s: Number.isFinite(silent) ? silent : lostAfter };
   const p = obs.progress;
-  const expected = p?.step_s ?? obs.planned_step_s;
+  const measured = p?.step_s ?? null;
+  const expected = measured ?? obs.planned_step_s;
   if (!p || expected === null || !(expected > 0)) return { kind: 'alive' };
   const stuck = seconds(now - p.progress_at.getTime());
-  const hungAfter = Math.max(settings.hang_factor * expected, settings.interval_s);
+  // Before its first measured step a task may still be starting (restoring a checkpoint): it gets the misses too.
+  const floor = measured !== null ? settings.interval_s : settings.interval_s * settings.misses;
+  const hungAfter = Math.max(settings.hang_factor * expected, floor);
   return stuck > hungAfter ? { kind: 'hung', stuck_s: stuck, expected_step_s: expected, last_progress_at: p.progress_at } : { kind: 'alive' };
 }
 
