@@ -30,6 +30,8 @@ interface Running {
   /** Why it was asked to stop; the final report says so. */
   stopping: string | null;
   ended: Promise<void>;
+  /** The furthest step the executor reached: heartbeats carry it, so the monitor can tell a hang from a slow step. */
+  step: number;
 }
 
 /** The agent's credential was refused: no retry can help, the operator must act. */
@@ -110,7 +112,7 @@ export class Agent {
 
   private async beat(): Promise<void> {
     try {
-      const tasks = [...this.running.values()].map((r) => ({ task_id: r.assignment.task_id, attempt: r.assignment.attempt }));
+      const tasks = [...this.running.values()].map((r) => ({ task_id: r.assignment.task_id, attempt: r.assignment.attempt, step: r.step }));
       const answer = await this.opts.api.heartbeat({ tasks, gpus: this.opts.gpus() });
       if (!answer.ok) {
         this.opts.logger.warn({ code: answer.error.code }, 'heartbeat refused');
@@ -181,7 +183,10 @@ export class Agent {
         ? new RolloutClient({ api: this.opts.api, taskId: assignment.task_id, attempt: assignment.attempt, logger: log, retryMs: this.opts.retryMs ?? 1_000, onDirective: (d) => this.apply(entry, d) })
         : undefined;
     const handle = this.opts.executor.start(assignment, {
-      progress: (p) => reporter.progress(p),
+      progress: (p) => {
+        entry.step = Math.max(entry.step, p.step);
+        reporter.progress(p);
+      },
       checkpoint: (c) => reporter.checkpoint(c),
       log: (message) => log.debug({ trainer: message }, 'trainer'),
       ...(exchange ? { exchange } : {}),
@@ -194,7 +199,7 @@ export class Agent {
       if (this.finished.size > 1000) this.finished.delete(this.finished.values().next().value!);
       log.info({ outcome: outcome.kind, step: outcome.step }, 'task ended');
     });
-    entry = { assignment, handle, reporter, stopping: null, ended };
+    entry = { assignment, handle, reporter, stopping: null, ended, step: assignment.spec.start_step };
     this.running.set(assignment.task_id, entry);
     log.info({ run_id: assignment.run_id, rank: assignment.spec.rank, start_step: assignment.spec.start_step }, 'task started');
     if (assignment.directive !== 'continue') this.apply(entry, assignment.directive);

@@ -13,6 +13,7 @@ import type { RegisteredRoute } from './http/route.js';
 import type { Resources } from './resources.js';
 import { createAssignmentNotifier } from './agent/assignment-notifier.js';
 import { DEFAULT_AGENT_SETTINGS } from './agent/agent-service.js';
+import { createLivenessWriter } from './agent/liveness-writer.js';
 import { registerAgentRoutes } from './routes/agent.js';
 import { registerAuditRoutes } from './routes/audit.js';
 import { registerBookingRoutes } from './routes/bookings.js';
@@ -79,6 +80,9 @@ export async function buildApp(deps: ApiDeps): Promise<FastifyInstance> {
     const assignments = createAssignmentNotifier(deps.pool, deps.logger);
     // Before the server stops accepting: held long polls answer at once instead of holding the close up.
     app.addHook('preClose', async () => assignments.close());
+    const liveness = createLivenessWriter(deps.pool);
+    // After the last request ended: the beats it carried are written before the pool closes.
+    app.addHook('onClose', async () => liveness.close());
     const res: Resources = {
       pool: deps.pool,
       ledger: deps.ledger ?? createApiLedger(deps.pool),
@@ -86,6 +90,7 @@ export async function buildApp(deps: ApiDeps): Promise<FastifyInstance> {
       now: deps.now ?? (() => new Date()),
       agent: deps.agent ?? DEFAULT_AGENT_SETTINGS,
       assignments,
+      liveness,
       authFailures: new WindowCounter(deps.authFailureLimit?.max ?? 60, deps.authFailureLimit?.timeWindowMs ?? 60_000),
     };
     const routes: RegisteredRoute[] = [];

@@ -3,6 +3,7 @@ import type { Logger } from '@ito/config';
 import type { Ledger } from '@ito/ledger';
 import type { AssignmentNotifier } from './agent/assignment-notifier.js';
 import type { AgentSettings } from './agent/agent-service.js';
+import type { LivenessWriter } from './agent/liveness-writer.js';
 import type { WindowCounter } from './http/window-counter.js';
 
 /**
@@ -19,5 +20,7 @@ export interface Resources {
   agent: AgentSettings;
   /** Wakes agents' long polls when their node's tasks change. */
   assignments: AssignmentNotifier;
+  /** Batches heartbeats into the liveness table. */
+  liveness: LivenessWriter;
   authFailures: WindowCounter;
 }

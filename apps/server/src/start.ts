@@ -70,7 +70,7 @@ export async function startServer(cfg: ItoConfig, roles: Role[], logger: Logger)
       steps.push({ name: 'orchestrator', run: () => relay.stop() });
     }
     if (roles.includes('monitor')) {
-      const monitor = startMonitorRole(logger);
+      const monitor = startMonitorRole(cfg, logger, pool);
       steps.push({ name: 'monitor', run: () => monitor.stop() });
     }
     if (roles.includes('api')) {

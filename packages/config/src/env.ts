@@ -36,8 +36,10 @@ export const envSchema = z.object({
   ITO_HOST: z.string().min(1).default('127.0.0.1'),
   ITO_API_URL: url(['http:', 'https:']).default('http://127.0.0.1:8420'),
   ITO_API_KEY: z.string().min(1).optional(),
-  ITO_HEARTBEAT_INTERVAL_S: positiveNumber.default(5),
+  ITO_HEARTBEAT_INTERVAL_S: positiveNumber.default(2),
   ITO_HEARTBEAT_MISSES: z.coerce.number().int().min(1).max(100).default(3),
+  /** A task is hung after this many of its expected step times without progress while its node still beats. */
+  ITO_HANG_STEP_FACTOR: positiveNumber.default(5),
   ITO_TIME_SCALE: positiveNumber.default(1),
   ITO_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   ITO_CONNECT_TIMEOUT_MS: z.coerce.number().int().min(1).max(600_000).default(5_000),

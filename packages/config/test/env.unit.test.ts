@@ -7,7 +7,8 @@ describe('environment configuration', () => {
     expect(c.ITO_PORT).toBe(8420);
     expect(c.ITO_HOST).toBe('127.0.0.1');
     expect(c.ITO_API_URL).toBe('http://127.0.0.1:8420');
-    expect(c.ITO_HEARTBEAT_INTERVAL_S).toBe(5);
+    expect(c.ITO_HEARTBEAT_INTERVAL_S).toBe(2);
+    expect(c.ITO_HANG_STEP_FACTOR).toBe(5);
     expect(c.ITO_HEARTBEAT_MISSES).toBe(3);
     expect(c.ITO_TOKEN_FILE).toBe(`${c.ITO_HOME}/credentials.json`);
   });

@@ -16,3 +16,6 @@ export * from './policy/tenant-policy.js';
 export * from './secret-scan.js';
 export * from './run/data-events.js';
 export * from './pipeline/ladder.js';
+export * from './monitor/liveness-rules.js';
+export * from './monitor/node-failure.js';
+export * from './monitor/resume-facts.js';

@@ -18,13 +18,13 @@ type NodePrincipal = Extract<Principal, { kind: 'node' }>;
 
 /** How agents are told to pace themselves. */
 export interface AgentSettings {
-  /** @defaultValue 5 (ITO_HEARTBEAT_INTERVAL_S) */
+  /** @defaultValue 2 (ITO_HEARTBEAT_INTERVAL_S) */
   heartbeatIntervalS: number;
   /** @defaultValue 3 (ITO_HEARTBEAT_MISSES) */
   heartbeatMisses: number;
 }
 
-export const DEFAULT_AGENT_SETTINGS: AgentSettings = { heartbeatIntervalS: 5, heartbeatMisses: 3 };
+export const DEFAULT_AGENT_SETTINGS: AgentSettings = { heartbeatIntervalS: 2, heartbeatMisses: 3 };
 
 /** `POST /v1/agent/register`: the node says who it is; the answer says how often to heartbeat. */
 export async function registerAgent(res: Resources, node: NodePrincipal, body: AgentRegisterBody): Promise<AgentRegistration> {
@@ -34,6 +34,7 @@ export async function registerAgent(res: Resources, node: NodePrincipal, body: A
      where node_id = $1 and tenant_id = $2 returning name`,
     [node.nodeId, node.tenantId, JSON.stringify({ agent_version: body.agent_version, executor: body.executor, hostname: body.hostname ?? null }), now, JSON.stringify(body.gpus)],
   );
+  await res.liveness.record({ node_id: node.nodeId, tenant_id: node.tenantId, at: now, health: body.gpus, task: null });
   return {
     node_id: node.nodeId,
     booking_id: node.bookingId,
@@ -61,10 +62,14 @@ interface TaskWithRun {
  */
 export async function heartbeat(res: Resources, node: NodePrincipal, body: AgentHeartbeatBody): Promise<HeartbeatAnswer> {
   const now = res.now();
-  await res.pool.query({
-    name: 'ito_agent_heartbeat',
-    text: 'update nodes set last_heartbeat_at = $3, last_health = $4 where node_id = $1 and tenant_id = $2',
-    values: [node.nodeId, node.tenantId, now, JSON.stringify(body.gpus)],
+  // The task whose progress a hang is judged on: the first one the agent runs (one task per node per stage).
+  const first = body.tasks[0];
+  await res.liveness.record({
+    node_id: node.nodeId,
+    tenant_id: node.tenantId,
+    at: now,
+    health: body.gpus,
+    task: first ? { task_id: first.task_id, attempt: first.attempt, step: first.step ?? null } : null,
   });
   const answer: HeartbeatAnswer = { interval_s: res.agent.heartbeatIntervalS, stop: [], directives: [] };
   if (body.tasks.length === 0) return answer;

@@ -51,7 +51,7 @@ export async function reportTask(res: Resources, node: NodePrincipal, taskId: st
       node.tenantId,
       runId,
       (run) => {
-        const decision = decideTaskReport(run.aggregate, report);
+        const decision = decideTaskReport(run.aggregate, report, res.now());
         return { events: decision.events, result: decision };
       },
       { actor: node.nodeId },

@@ -165,16 +165,27 @@ export async function getTrainContext(
 
 /**
  * The booking's nodes that can take a task now: registered to this booking, not revoked, heard from within
- * `aliveWithinMs`, and running no other run's task. Ordered by name, so ranks are stable across attempts.
+ * `aliveWithinMs` (the liveness table, or the registration before the first beat), not among `excluded` (the
+ * nodes the run declared lost, hung or faulty), and running no other run's task. Ordered by name, so ranks are
+ * stable across attempts.
  */
-export async function freeLiveNodes(db: Db, tenantId: string, bookingId: string, runId: string, since: Date): Promise<Array<{ node_id: string; name: string }>> {
+export async function freeLiveNodes(
+  db: Db,
+  tenantId: string,
+  bookingId: string,
+  runId: string,
+  since: Date,
+  excluded: readonly string[] = [],
+): Promise<Array<{ node_id: string; name: string }>> {
   const { rows } = await db.query<{ node_id: string; name: string }>({
     name: 'ito_free_live_nodes',
-    text: `select n.node_id, n.name from nodes n
-           where n.tenant_id = $1 and n.booking_id = $2 and n.revoked_at is null and n.last_heartbeat_at >= $4
+    text: `select n.node_id, n.name from nodes n left join node_liveness l on l.node_id = n.node_id
+           where n.tenant_id = $1 and n.booking_id = $2 and n.revoked_at is null
+             and greatest(l.last_heartbeat_at, n.last_heartbeat_at) >= $4
+             and n.node_id <> all($5::text[])
              and not exists (select 1 from tasks t where t.node_id = n.node_id and t.run_id <> $3 and t.status in ('assigned', 'running'))
            order by n.name, n.node_id`,
-    values: [tenantId, bookingId, runId, since],
+    values: [tenantId, bookingId, runId, since, excluded],
   });
   return rows;
 }

@@ -148,6 +148,9 @@ export const nodes = pgTable(
     registeredAt: timestamp('registered_at', { withTimezone: true }),
     /** GPU health fields of the last heartbeat. */
     lastHealth: jsonb('last_health'),
+    /** Set when the monitor declared the node lost during a run (that run's id), cleared when it recovers. */
+    lostAt: timestamp('lost_at', { withTimezone: true }),
+    lostRunId: text('lost_run_id'),
   },
   (t) => [
     uniqueIndex('nodes_credential_hash_uq').on(t.credentialHash),
@@ -287,3 +290,39 @@ export const telemetryCheckpoints = pgTable(
   },
   (t) => [index('telemetry_checkpoints_run_idx').on(t.runId), index('telemetry_checkpoints_at_idx').on(t.atMs)],
 );
+
+/**
+ * Liveness of each node as its heartbeats say: one row per node, overwritten in batches by the API, read by
+ * the monitor and by stage starts. Made UNLOGGED by the custom migration after it (drizzle cannot declare it):
+ * a heartbeat is not a fact worth a WAL record, and after a database crash the table starts empty, which the
+ * monitor treats as a control-plane pause (agents get one interval to beat again). The ledger records only the
+ * transitions (NodeLost, TaskHung, NodeRecovered).
+ *
+ * `step` is the furthest step the node's running task has reached, `progress_at` when it last moved, `step_s`
+ * a moving average of the seconds one step takes there: the evidence a hang is judged on.
+ */
+export const nodeLiveness = pgTable('node_liveness', {
+  nodeId: text('node_id').primaryKey(),
+  tenantId: text('tenant_id').notNull(),
+  lastHeartbeatAt: timestamp('last_heartbeat_at', { withTimezone: true }).notNull(),
+  health: jsonb('health'),
+  taskId: text('task_id'),
+  attempt: integer('attempt'),
+  step: integer('step'),
+  progressAt: timestamp('progress_at', { withTimezone: true }),
+  stepS: doublePrecision('step_s'),
+});
+
+/**
+ * One row per singleton role (the SLO monitor): who holds it, until when (the database's clock), and a fencing
+ * token that grows on every change of holder. Every write the holder makes checks its token in the same
+ * transaction, so a paused holder that lost the lease cannot act on stale judgement. No advisory lock: this
+ * works through a transaction-pooling proxy.
+ */
+export const roleLeases = pgTable('role_leases', {
+  role: text('role').primaryKey(),
+  holder: text('holder').notNull(),
+  token: integer('token').notNull(),
+  expiresAt: timestamp('expires_at', { withTimezone: true }).notNull(),
+  renewedAt: timestamp('renewed_at', { withTimezone: true }).notNull(),
+});

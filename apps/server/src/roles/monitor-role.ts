@@ -1,12 +1,17 @@
-import type { Logger } from '@ito/config';
+import type pg from 'pg';
+import type { ItoConfig, Logger } from '@ito/config';
+import { createApiLedger } from '@ito/api/write';
+import { startMonitor, type RunningMonitor } from '../monitor/monitor.js';
 
 /**
- * Placeholder for the heartbeat (SLO) monitor role: it declares nodes lost after missed heartbeats once the
- * agent protocol lands. Until then the role starts nothing and says so.
+ * The SLO monitor role: declares silent nodes lost and stuck tasks hung, and records nodes that come back. Any
+ * number may run; one holds the lease and acts, the others stand by and take over within one interval.
  */
-export function startMonitorRole(logger: Logger): { stop(): void } {
-  logger.warn({ role: 'monitor' }, 'the heartbeat monitor is not implemented yet; the monitor role does nothing');
-  // Keeps a monitor-only process alive until it is told to stop, as the real monitor's timers will.
-  const keepAlive = setInterval(() => undefined, 60_000);
-  return { stop: () => clearInterval(keepAlive) };
+export function startMonitorRole(cfg: ItoConfig, logger: Logger, pool: pg.Pool): RunningMonitor {
+  return startMonitor({
+    pool,
+    ledger: createApiLedger(pool),
+    logger,
+    settings: { interval_s: cfg.ITO_HEARTBEAT_INTERVAL_S, misses: cfg.ITO_HEARTBEAT_MISSES, hang_factor: cfg.ITO_HANG_STEP_FACTOR },
+  });
 }

@@ -11,10 +11,12 @@ export type PlanningOutcome = { ok: true; plan: LivePlan } | { ok: false; reason
  * layouts every node stage's tasks are built from. A booking that is no longer usable, or a plan that no longer
  * fits, ends the run with the planner's own code and reason.
  */
-export async function replan(res: PipelineResources, tenantId: string, bookingId: string, manifest: Manifest): Promise<PlanningOutcome> {
+export async function replan(res: PipelineResources, tenantId: string, bookingId: string, manifest: Manifest, nodesLeft?: number): Promise<PlanningOutcome> {
   const now = res.now();
   try {
-    const booking = checkBookingUsable(await getBooking(res.pool, tenantId, bookingId), tenantId, bookingId, now);
+    const usable = checkBookingUsable(await getBooking(res.pool, tenantId, bookingId), tenantId, bookingId, now);
+    // After a node failure with no spare to take its place: the same booking with the nodes that are left.
+    const booking = nodesLeft !== undefined ? { ...usable, nodes: nodesLeft } : usable;
     const outcome = planFor(manifest, booking, now);
     const p = outcome.plan;
     return {

@@ -4,8 +4,11 @@ import {
   buildStageSpec,
   completeWorkerStageEvents,
   failRunEvents,
+  evolveRun,
   nodesFor,
   planComputedEvent,
+  resumeFacts,
+  type LivePlan,
   requireRunningWorkerStage,
   rolloutNodesFor,
   startStageEvents,
@@ -48,16 +51,31 @@ export async function startStage(res: PipelineResources, job: StartStageJob): Pr
     const locked = requireRow(await getRun(tx.client, job.tenant_id, job.run_id, { forUpdate: true }), job);
     const cmd = stillNeeded(locked.aggregate, 'StartStage', key);
     if (!cmd) return 'not needed';
-    const wanted = nodesFor(locked.aggregate, job.stage);
+    const state = locked.aggregate;
+    const wanted = nodesFor(state, job.stage);
     const since = new Date(res.now().getTime() - res.nodeAliveWithinMs);
-    const nodes = await freeLiveNodes(tx.client, job.tenant_id, locked.booking_id, locked.run_id, since);
+    // Nodes this run found lost, hung or faulty are never given its tasks again (until a lost one recovers).
+    const nodes = await freeLiveNodes(tx.client, job.tenant_id, locked.booking_id, locked.run_id, since, state.excludedNodes ?? []);
+    let plan: LivePlan | undefined;
     if (nodes.length < wanted) {
-      throw new WaitingForNodes(`stage ${job.stage} needs ${wanted} free live node(s) of booking ${locked.booking_id}; ${nodes.length} available`);
+      // A retry after a failure with no spare left: re-plan on the nodes that remain rather than wait for one.
+      if (!cmd.resume || cmd.resume.reason !== 'retry' || stageKind(job.stage) === 'eval' || nodes.length === 0) {
+        throw new WaitingForNodes(`stage ${job.stage} needs ${wanted} free live node(s) of booking ${locked.booking_id}; ${nodes.length} available`);
+      }
+      const outcome = await replanOnFewer(res, job, locked, nodes.length);
+      if (!outcome.ok) {
+        const reason = `${nodes.length} of ${wanted} node(s) left after a failure and the plan no longer fits: ${outcome.reason}`;
+        await appendRunEvents(tx, locked, failRunEvents(state, reason, outcome.code), { actor: ACTOR });
+        return `failed: ${reason}`;
+      }
+      plan = outcome.plan;
     }
-    const nodeIds = nodes.slice(0, wanted).map((n) => n.node_id);
-    const spec = buildStageSpec(locked.aggregate, job.stage, job.attempt, cmd.resume, nodeIds.length);
-    const rollout = rolloutNodesFor(locked.aggregate, job.stage, nodeIds.length);
-    const events = startStageEvents(locked.aggregate, cmd, { tasks: assignTasks(locked.run_id, job.stage, job.attempt, nodeIds, rollout), spec });
+    const nodeIds = nodes.slice(0, plan?.nodes ?? wanted).map((n) => n.node_id);
+    const planned = plan ? evolveRun(state, planComputedEvent(state, plan)) : state;
+    const spec = buildStageSpec(planned, job.stage, job.attempt, cmd.resume, nodeIds.length);
+    const rollout = rolloutNodesFor(planned, job.stage, nodeIds.length);
+    const facts = cmd.resume ? resumeFacts(state, nodeIds, res.now(), wanted) : undefined;
+    const events = startStageEvents(state, cmd, { tasks: assignTasks(locked.run_id, job.stage, job.attempt, nodeIds, rollout), spec }, { ...(facts ? { facts } : {}), ...(plan ? { plan } : {}) });
     await appendRunEvents(tx, locked, events, { actor: ACTOR });
     return `assigned to ${nodeIds.length} node(s)`;
   });
@@ -106,3 +124,22 @@ export async function failRun(res: PipelineResources, ref: RunRef, reason: strin
   return failed ? `failed: ${reason}` : 'already ended';
 }
 
+
+/**
+ * The plan on the nodes left: the planner's layout for that many nodes, keeping the global batch of the plan the
+ * checkpoints were trained with, so a step means the same tokens before and after (gradient accumulation takes
+ * up the difference).
+ */
+async function replanOnFewer(res: PipelineResources, job: StartStageJob, run: RunRow, nodesLeft: number) {
+  const body = await getManifestBody(res.pool, job.tenant_id, run.manifest_digest);
+  if (body === null) return { ok: false as const, reason: `the manifest ${run.manifest_digest} is not on record`, code: 'invalid_state' };
+  const { manifest } = checkManifestOnce(body, run.manifest_digest);
+  const outcome = await replan(res, job.tenant_id, run.booking_id, manifest, nodesLeft);
+  if (!outcome.ok) return outcome;
+  const before = run.aggregate.plan;
+  const layouts = outcome.plan.layouts.map((l) => {
+    const old = before?.layouts.find((o) => o.sequence_length === l.sequence_length);
+    return old ? { ...l, global_batch_sequences: old.global_batch_sequences } : l;
+  });
+  return { ok: true as const, plan: { ...outcome.plan, layouts } };
+}

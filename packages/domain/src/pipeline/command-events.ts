@@ -3,6 +3,7 @@ import type { LivePlan, RunEvent, TaskRef } from '../run/run-events.js';
 import type { RunAggregate } from '../run/run-state.js';
 import { commandKey, nextCommands, type PipelineCommand } from './next-commands.js';
 import type { SharedSpec } from './task-spec.js';
+import type { ResumeFacts } from '../monitor/resume-facts.js';
 
 /**
  * The orchestrator's commands, turned into the events they append once their I/O is done. Every function here
@@ -19,9 +20,12 @@ export function startStageEvents(
   state: RunAggregate,
   cmd: Extract<PipelineCommand, { type: 'StartStage' }>,
   assignment: { tasks: TaskRef[]; spec: SharedSpec } | null,
+  recovery: { facts?: ResumeFacts; plan?: LivePlan } = {},
 ): RunEvent[] {
   const runId = requireRunId(state);
   const events: RunEvent[] = [];
+  // Fewer nodes than planned are left after a failure: the re-planned layout comes first, tasks are built on it.
+  if (recovery.plan) events.push(planComputedEvent(state, recovery.plan));
   if (cmd.resume) {
     events.push({
       type: 'RunResumed',
@@ -32,6 +36,7 @@ export function startStageEvents(
         from_checkpoint_id: cmd.resume.from?.checkpoint_id ?? null,
         from_step: cmd.resume.from?.step ?? 0,
         recompute_steps: cmd.resume.recompute_steps,
+        ...(recovery.facts ?? {}),
       },
     });
   }

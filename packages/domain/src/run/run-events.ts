@@ -17,6 +17,19 @@ export interface TaskRef {
   role: TaskRole;
 }
 
+/** Why a stage attempt failed: the agent's report, or the monitor's finding. */
+export type StageFailure = FailureKind | 'node_lost' | 'hang';
+
+/** One failure the run recovers from, as RunResumed and the SLO records carry it. */
+export interface IncidentFacts {
+  kind: 'crash' | 'gpu_fault' | 'error' | 'node_lost' | 'hang' | 'stopped';
+  node_id: string;
+  task_id?: string;
+  /** The last good evidence: the last heartbeat (lost), the last progress (hang), the report itself (crash). */
+  evidence_at: string | null;
+  detected_at: string;
+}
+
 /** The layout the planning stage chose on the booking's live topology; task specs are built from it. */
 export interface LivePlan {
   precision: 'bf16' | 'fp8';
@@ -70,7 +83,7 @@ export interface RunEventMap {
   PlanComputed: { run_id: string; plan: LivePlan };
   StageCompleted: { run_id: string; stage: string; attempt?: number; metrics?: Record<string, number> };
   /** A stage attempt that could not finish (a task failed); the orchestrator retries it or fails the run. */
-  StageFailed: { run_id: string; stage: string; attempt: number; reason: string; task_id?: string; failure?: FailureKind };
+  StageFailed: { run_id: string; stage: string; attempt: number; reason: string; task_id?: string; failure?: StageFailure; node_id?: string };
   ProgressRecorded: {
     run_id: string;
     stage: string;
@@ -102,15 +115,79 @@ export interface RunEventMap {
   /** A checkpoint file removed from storage (keep_last, or cleanup). Recorded after the removal. */
   CheckpointDeleted: { run_id: string; checkpoint_id: string; uri: string; reason: 'keep_last' | 'cleanup'; existed: boolean };
   TaskCompleted: { run_id: string; task_id: string; stage: string; attempt: number; node_id: string; seq: number; step?: number; elapsed_s: number; metrics?: Record<string, number> };
-  TaskFailed: { run_id: string; task_id: string; stage: string; attempt: number; node_id: string; seq: number; failure: FailureKind; reason: string; step?: number; elapsed_s?: number };
+  /** The agent's own report of a crash, a GPU fault or an error; `detected_at` is when the API received it. */
+  TaskFailed: {
+    run_id: string;
+    task_id: string;
+    stage: string;
+    attempt: number;
+    node_id: string;
+    seq: number;
+    failure: FailureKind;
+    reason: string;
+    step?: number;
+    elapsed_s?: number;
+    detected_at?: string;
+  };
   /** The agent confirms it stopped a task the control plane withdrew or asked to stop. */
   TaskStopped: { run_id: string; task_id: string; stage: string; attempt: number; node_id: string; seq?: number; reason: string; step?: number; elapsed_s?: number };
   /** Tasks taken back from their nodes: their later reports are refused (fenced by attempt). */
   TasksWithdrawn: { run_id: string; stage: string; attempt: number; task_ids: string[]; reason: string };
   EvalGatePassed: { run_id: string; stage: GatedStage; metrics: Record<string, number>; failed?: string[] };
   EvalGateFailed: { run_id: string; stage: GatedStage; metrics: Record<string, number>; failed: string[] };
-  NodeLost: { run_id: string; node_id: string; last_heartbeat_at: string };
-  RunResumed: { run_id: string; from_checkpoint_id: string | null; stage?: string; attempt?: number; from_step?: number; recompute_steps?: number };
+  /**
+   * The monitor found a node running a task silent for `misses` heartbeat intervals. `last_heartbeat_at` is the
+   * evidence (null when it never beat after registering); `detected_at` the monitor's (database) clock.
+   */
+  NodeLost: {
+    run_id: string;
+    node_id: string;
+    last_heartbeat_at: string | null;
+    detected_at?: string;
+    misses?: number;
+    interval_s?: number;
+    task_id?: string;
+    stage?: string;
+    attempt?: number;
+    silent_s?: number;
+  };
+  /** The node still beats, but its task's step has not moved for k × the step time expected of it. */
+  TaskHung: {
+    run_id: string;
+    node_id: string;
+    task_id: string;
+    stage: string;
+    attempt: number;
+    last_progress_at: string;
+    last_heartbeat_at: string;
+    expected_step_s: number;
+    k: number;
+    step?: number;
+    detected_at?: string;
+    stuck_s?: number;
+  };
+  /** A node this run declared lost beats again: it may serve as a spare; its old attempt stays fenced off. */
+  NodeRecovered: { run_id?: string; node_id: string; last_heartbeat_at: string; lost_at?: string };
+  RunResumed: {
+    run_id: string;
+    from_checkpoint_id: string | null;
+    stage?: string;
+    attempt?: number;
+    from_step?: number;
+    recompute_steps?: number;
+    /** The nodes the new attempt runs on, the spares among them, and the failed nodes left out. */
+    nodes?: string[];
+    spare_nodes?: string[];
+    replaced_nodes?: string[];
+    /** Set when the attempt runs on fewer nodes than the one before: the re-planned node count. */
+    replanned_nodes?: number;
+    /** The incident resumed from: what failed, when its evidence was last good, when it was detected. */
+    incident?: IncidentFacts;
+    detection_latency_s?: number;
+    resume_latency_s?: number;
+  };
+  /** An agent restored a checkpoint at the start of a resumed attempt, and how long the restore took. */
+  CheckpointRestored: { run_id: string; checkpoint_id: string; step: number; bytes: number; restore_seconds: number; stage: string; attempt: number; task_id?: string };
   LossSpikeDetected: { run_id: string; step: number; loss: number; stage?: string; attempt?: number; moving_average?: number; factor?: number; consecutive?: number };
   RestartProposed: {
     run_id: string;
@@ -156,7 +233,10 @@ export const RUN_EVENT_TYPES = [
   'EvalGatePassed',
   'EvalGateFailed',
   'NodeLost',
+  'TaskHung',
+  'NodeRecovered',
   'RunResumed',
+  'CheckpointRestored',
   'LossSpikeDetected',
   'RestartProposed',
   'RestartApproved',

@@ -1,7 +1,7 @@
 import { isTerminal, type RunState, type TaskStatus } from '@ito/contracts';
 import { EMPTY_LOSS_TRACKER, observeLoss, type LossTracker } from '../pipeline/loss-spike.js';
 import type { Pipeline } from '../pipeline/pipeline.js';
-import type { CheckpointRef, LivePlan, RunEvent, TaskRef } from './run-events.js';
+import type { CheckpointRef, IncidentFacts, LivePlan, RunEvent, TaskRef } from './run-events.js';
 
 export type TaskState = TaskRef & { status: TaskStatus | 'stopped'; last_seq: number };
 
@@ -64,6 +64,10 @@ export interface RunAggregate {
   failure: { reason: string; code?: string } | null;
   /** Proxy eval losses of the ladder stages that completed, by stage. */
   ladderLosses: Record<string, number>;
+  /** Nodes this run must not be given again: declared lost (until they recover), hung, or with a GPU fault. */
+  excludedNodes: string[];
+  /** The failure the run is recovering from, until the attempt that resumes from it starts. */
+  incident: IncidentFacts | null;
 }
 
 export function initialRunState(): RunAggregate {
@@ -92,7 +96,19 @@ export function initialRunState(): RunAggregate {
     cleanup: null,
     failure: null,
     ladderLosses: {},
+    excludedNodes: [],
+    incident: null,
   };
+}
+
+function excluding(state: RunAggregate, nodeId: string): string[] {
+  const list = state.excludedNodes ?? [];
+  return list.includes(nodeId) ? list : [...list, nodeId];
+}
+
+/** The first failure of an attempt is the incident; later ones of the same attempt add nothing. */
+function withIncident(state: RunAggregate, incident: IncidentFacts): IncidentFacts {
+  return state.incident ?? incident;
 }
 
 /** The public state a stage puts the run in. */
@@ -250,8 +266,17 @@ export function evolveRun(state: RunAggregate, event: RunEvent): RunAggregate {
       const updated = updateTask(current, event.data.task_id, { last_seq: event.data.seq, status: 'completed' });
       return withCurrent(next, { ...updated, leader_elapsed_s: Math.max(current.leader_elapsed_s, event.data.elapsed_s) });
     }
-    case 'TaskFailed':
-      return bumpSeq(next, event.data.task_id, event.data.seq, { status: 'failed' });
+    case 'TaskFailed': {
+      const d = event.data;
+      const failed = bumpSeq(next, d.task_id, d.seq, { status: 'failed' });
+      return {
+        ...failed,
+        excludedNodes: d.failure === 'gpu_fault' ? excluding(state, d.node_id) : (state.excludedNodes ?? []),
+        incident: d.detected_at
+          ? withIncident(state, { kind: d.failure, node_id: d.node_id, task_id: d.task_id, evidence_at: d.detected_at, detected_at: d.detected_at })
+          : (state.incident ?? null),
+      };
+    }
     case 'TaskStopped':
       return bumpSeq(next, event.data.task_id, event.data.seq, { status: 'stopped' });
     case 'TasksWithdrawn': {
@@ -263,12 +288,28 @@ export function evolveRun(state: RunAggregate, event: RunEvent): RunAggregate {
     }
     case 'EvalGateFailed':
       return { ...next, status: 'gate_failed', terminal: 'gate_failed' };
-    case 'NodeLost': {
+    case 'NodeLost':
+    case 'TaskHung': {
+      const d = event.data;
       const status = keepStatus(state, 'recovering');
-      return { ...next, status, resumeTo: state.status === 'recovering' ? state.resumeTo : (state.status as RunState) };
+      const detectedAt = d.detected_at ?? null;
+      const evidence = event.type === 'TaskHung' ? event.data.last_progress_at : event.data.last_heartbeat_at;
+      return {
+        ...next,
+        status,
+        resumeTo: state.status === 'recovering' ? state.resumeTo : (state.status as RunState),
+        excludedNodes: excluding(state, d.node_id),
+        incident: detectedAt
+          ? withIncident(state, { kind: event.type === 'TaskHung' ? 'hang' : 'node_lost', node_id: d.node_id, ...(d.task_id ? { task_id: d.task_id } : {}), evidence_at: evidence, detected_at: detectedAt })
+          : (state.incident ?? null),
+      };
     }
+    case 'NodeRecovered':
+      return { ...next, excludedNodes: (state.excludedNodes ?? []).filter((n) => n !== event.data.node_id) };
+    case 'CheckpointRestored':
+      return next;
     case 'RunResumed':
-      return { ...next, status: keepStatus(state, state.resumeTo ?? (state.stage ? stateForStage(state.stage) : 'training')), resumeTo: null };
+      return { ...next, status: keepStatus(state, state.resumeTo ?? (state.stage ? stateForStage(state.stage) : 'training')), resumeTo: null, incident: null };
     case 'RestartProposed': {
       const status = keepStatus(state, 'awaiting_operator');
       return {

@@ -59,7 +59,7 @@ function activeTaskIds(current: StageAttempt, except?: string): string[] {
  * a final checkpoint, the last task of an attempt completes its stage (and an evaluation's gate), a failed task
  * fails its attempt. Pure.
  */
-export function decideTaskReport(state: RunAggregate, report: TaskReport): ReportDecision {
+export function decideTaskReport(state: RunAggregate, report: TaskReport, now?: Date): ReportDecision {
   const runId = state.runId;
   if (!runId || !state.pipeline) throw new ItoError('not_found', `task ${report.task_id} not found`);
   const { current, task } = fenced(state, report);
@@ -119,12 +119,22 @@ export function decideTaskReport(state: RunAggregate, report: TaskReport): Repor
       // A crash, a GPU fault, or a task the agent handed back on its own (shutting down): the attempt failed.
       events.push({
         type: 'TaskFailed',
-        data: { ...base, node_id: task.node_id, seq: b.seq, failure: b.kind, reason: b.reason, ...(b.step !== undefined ? { step: b.step } : {}), ...(b.elapsed_s !== undefined ? { elapsed_s: b.elapsed_s } : {}) },
+        data: {
+          ...base,
+          node_id: task.node_id,
+          seq: b.seq,
+          failure: b.kind,
+          reason: b.reason,
+          ...(b.step !== undefined ? { step: b.step } : {}),
+          ...(b.elapsed_s !== undefined ? { elapsed_s: b.elapsed_s } : {}),
+          // The agent reports a crash the moment it sees it: receiving the report is detecting it.
+          ...(now ? { detected_at: now.toISOString() } : {}),
+        },
       });
       if (!state.stopRequested) {
         const others = activeTaskIds(current, task.task_id);
         if (others.length > 0) events.push({ type: 'TasksWithdrawn', data: { run_id: runId, stage: current.stage, attempt: current.attempt, task_ids: others, reason: `task ${task.task_id} failed` } });
-        events.push({ type: 'StageFailed', data: { run_id: runId, stage: current.stage, attempt: current.attempt, reason: b.reason, task_id: task.task_id, failure: b.kind } });
+        events.push({ type: 'StageFailed', data: { run_id: runId, stage: current.stage, attempt: current.attempt, reason: b.reason, task_id: task.task_id, node_id: task.node_id, failure: b.kind } });
       }
       break;
     }

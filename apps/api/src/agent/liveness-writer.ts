@@ -1,0 +1,109 @@
+import type pg from 'pg';
+import type { GpuHealth } from '@ito/contracts';
+
+/** One heartbeat as the liveness table keeps it: the node, when, its GPUs, and how far its running task got. */
+export interface Beat {
+  node_id: string;
+  tenant_id: string;
+  at: Date;
+  health: GpuHealth[];
+  task: { task_id: string; attempt: number; step: number | null } | null;
+}
+
+/**
+ * Writes heartbeats to the UNLOGGED `node_liveness` table in batches: while one upsert is in flight the next
+ * beats gather, and the next upsert writes them all in one statement (the newest beat per node wins). A beat's
+ * promise settles when the statement that carried it committed, so an answered heartbeat is a recorded one,
+ * and a fleet costs one statement per flush rather than one per node.
+ */
+export interface LivenessWriter {
+  record(beat: Beat): Promise<void>;
+  close(): Promise<void>;
+}
+
+const MAX_BATCH = 2_000;
+
+export function createLivenessWriter(pool: pg.Pool): LivenessWriter {
+  let pending = new Map<string, { beat: Beat; waiters: Array<{ resolve: () => void; reject: (e: unknown) => void }> }>();
+  let inFlight: Promise<void> | null = null;
+
+  const flush = async (): Promise<void> => {
+    while (pending.size > 0) {
+      const batch = [...pending.values()].slice(0, MAX_BATCH);
+      for (const entry of batch) pending.delete(entry.beat.node_id);
+      try {
+        await upsertBeats(pool, batch.map((b) => b.beat));
+        for (const entry of batch) for (const w of entry.waiters) w.resolve();
+      } catch (err) {
+        for (const entry of batch) for (const w of entry.waiters) w.reject(err);
+      }
+    }
+  };
+  const kick = () => {
+    inFlight ??= Promise.resolve()
+      .then(flush)
+      .finally(() => {
+        inFlight = null;
+        if (pending.size > 0) kick();
+      });
+  };
+
+  return {
+    record(beat) {
+      return new Promise<void>((resolve, reject) => {
+        const entry = pending.get(beat.node_id);
+        // A newer beat of the same node replaces one not yet written; both callers learn of the one write.
+        if (entry) {
+          entry.beat = beat.at >= entry.beat.at ? beat : entry.beat;
+          entry.waiters.push({ resolve, reject });
+        } else pending.set(beat.node_id, { beat, waiters: [{ resolve, reject }] });
+        kick();
+      });
+    },
+    async close() {
+      while (inFlight) await inFlight;
+      pending = new Map();
+    },
+  };
+}
+
+/**
+ * One statement for a batch. `step` only moves forward within one task attempt; `progress_at` moves when the
+ * step does (or when a new task attempt begins); `step_s` is a moving average of seconds per step between moves.
+ */
+export async function upsertBeats(db: Pick<pg.Pool, 'query'>, beats: Beat[]): Promise<void> {
+  if (beats.length === 0) return;
+  await db.query({
+    name: 'ito_liveness_upsert',
+    text: `insert into node_liveness as l (node_id, tenant_id, last_heartbeat_at, health, task_id, attempt, step, progress_at, step_s)
+           select b.node_id, b.tenant_id, b.at, b.health, b.task_id, b.attempt, b.step, b.at, null
+           from unnest($1::text[], $2::text[], $3::timestamptz[], $4::jsonb[], $5::text[], $6::int[], $7::int[])
+             as b(node_id, tenant_id, at, health, task_id, attempt, step)
+           on conflict (node_id) do update set
+             last_heartbeat_at = greatest(l.last_heartbeat_at, excluded.last_heartbeat_at),
+             health = excluded.health,
+             task_id = excluded.task_id,
+             attempt = excluded.attempt,
+             step = case when l.task_id is not distinct from excluded.task_id and l.attempt is not distinct from excluded.attempt
+                         then greatest(l.step, excluded.step) else excluded.step end,
+             progress_at = case
+               when l.task_id is distinct from excluded.task_id or l.attempt is distinct from excluded.attempt then excluded.last_heartbeat_at
+               when excluded.step > coalesce(l.step, -1) then excluded.last_heartbeat_at
+               else l.progress_at end,
+             step_s = case
+               when l.task_id is distinct from excluded.task_id or l.attempt is distinct from excluded.attempt then null
+               when excluded.step > l.step and l.progress_at is not null then
+                 coalesce(l.step_s * 0.7, 0) + (case when l.step_s is null then 1 else 0.3 end)
+                   * extract(epoch from (excluded.last_heartbeat_at - l.progress_at)) / (excluded.step - l.step)
+               else l.step_s end`,
+    values: [
+      beats.map((b) => b.node_id),
+      beats.map((b) => b.tenant_id),
+      beats.map((b) => b.at.toISOString()),
+      beats.map((b) => JSON.stringify(b.health)),
+      beats.map((b) => b.task?.task_id ?? null),
+      beats.map((b) => b.task?.attempt ?? null),
+      beats.map((b) => b.task?.step ?? null),
+    ],
+  });
+}

@@ -1,0 +1,65 @@
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createLivenessWriter, type Beat } from '../src/agent/liveness-writer.js';
+import { freshDatabase } from '../../../test/support/db.js';
+import type { ScratchDatabase } from '../../../test/support/scratch-db.js';
+
+let db: ScratchDatabase;
+let pool: pg.Pool;
+
+beforeAll(async () => {
+  db = await freshDatabase();
+  pool = new pg.Pool({ connectionString: db.url, max: 4 });
+});
+afterAll(async () => {
+  await pool.end();
+  await db.drop();
+});
+
+const node = (i: number) => `node_${i.toString(16).padStart(32, '0')}`;
+const beat = (i: number, at: Date, task: Beat['task'] = null): Beat => ({ node_id: node(i), tenant_id: 'ten_x', at, health: [{ index: 0, healthy: true }], task });
+
+describe('heartbeat liveness', () => {
+  it('lives in an UNLOGGED table and writes a burst of beats in a few statements, newest per node', async () => {
+    const { rows } = await pool.query<{ relpersistence: string }>(`select relpersistence from pg_class where relname = 'node_liveness'`);
+    expect(rows[0]?.relpersistence).toBe('u');
+
+    let statements = 0;
+    const counting = new Proxy(pool, {
+      get: (target, prop) => (prop === 'query' ? (...args: unknown[]) => (statements++, (target.query as (...a: unknown[]) => unknown).apply(target, args)) : Reflect.get(target, prop)),
+    }) as pg.Pool;
+    const writer = createLivenessWriter(counting);
+    const t0 = new Date('2026-12-03T10:00:00.000Z');
+    await Promise.all(Array.from({ length: 500 }, (_, i) => writer.record(beat(i, new Date(t0.getTime() + i)))));
+    expect(statements).toBeLessThan(10);
+    const count = await pool.query<{ n: string }>('select count(*) as n from node_liveness');
+    expect(Number(count.rows[0]!.n)).toBe(500);
+    await writer.close();
+  });
+
+  it('moves progress_at only when the step moves, learns seconds per step, and starts over for a new attempt', async () => {
+    const writer = createLivenessWriter(pool);
+    const at = (s: number) => new Date(Date.UTC(2026, 11, 3, 11, 0, s));
+    const task = (step: number, attempt = 1) => ({ task_id: 'tsk_a', attempt, step });
+    await writer.record(beat(900, at(0), task(10)));
+    await writer.record(beat(900, at(2), task(14)));
+    await writer.record(beat(900, at(4), task(14)));
+    let row = (await pool.query('select step, progress_at, step_s, last_heartbeat_at from node_liveness where node_id = $1', [node(900)])).rows[0];
+    expect(row.step).toBe(14);
+    expect(row.progress_at.toISOString()).toBe(at(2).toISOString());
+    expect(row.last_heartbeat_at.toISOString()).toBe(at(4).toISOString());
+    expect(row.step_s).toBeCloseTo(0.5, 5);
+
+    // An older beat arriving late never moves liveness back.
+    await writer.record(beat(900, at(1), task(12)));
+    row = (await pool.query('select step, last_heartbeat_at from node_liveness where node_id = $1', [node(900)])).rows[0];
+    expect(row.step).toBe(14);
+    expect(row.last_heartbeat_at.toISOString()).toBe(at(4).toISOString());
+
+    await writer.record(beat(900, at(6), task(3, 2)));
+    row = (await pool.query('select step, progress_at, step_s from node_liveness where node_id = $1', [node(900)])).rows[0];
+    expect(row).toMatchObject({ step: 3, step_s: null });
+    expect(row.progress_at.toISOString()).toBe(at(6).toISOString());
+    await writer.close();
+  });
+});

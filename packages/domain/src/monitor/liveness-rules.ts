@@ -1,0 +1,67 @@
+/** How the monitor judges liveness: the heartbeat interval, the misses before a node is lost, and k for hangs. */
+export interface LivenessSettings {
+  interval_s: number;
+  misses: number;
+  /** A task is hung after k × its expected step time without progress. */
+  hang_factor: number;
+}
+
+/** What the monitor knows of one node that runs a task of a run's current attempt. */
+export interface NodeObservation {
+  node_id: string;
+  /** Its newest heartbeat (or its registration, before the first beat); null if it never spoke. */
+  last_heartbeat_at: Date | null;
+  /** How far the task got, from the heartbeats, when they name this task's attempt; null otherwise. */
+  progress: { step: number; progress_at: Date; step_s: number | null } | null;
+  /** The step time the plan expects (seconds on the wall clock); used until the node's own is measured. */
+  planned_step_s: number | null;
+}
+
+/**
+ * `grace_from`: since when the monitor's view can be trusted. It is the monitor's own start (or takeover), or
+ * the first sweep after a gap in its sweeps (the database or the monitor itself was unreachable): heartbeats
+ * sent in the gap were never recorded, so every agent gets one interval from then to be heard again before
+ * anyone is declared lost or hung.
+ */
+export interface SweepClock {
+  now: Date;
+  grace_from: Date;
+}
+
+export type LivenessVerdict =
+  | { kind: 'alive' }
+  | { kind: 'lost'; silent_s: number }
+  | { kind: 'hung'; stuck_s: number; expected_step_s: number; last_progress_at: Date };
+
+const seconds = (ms: number) => ms / 1000;
+
+/**
+ * Lost: silent for more than `misses` intervals. Hung: heard from, but the task's step has not moved for k ×
+ * its expected step time (the node's measured seconds per step, else the plan's), and never less than one
+ * interval (progress travels with the heartbeats), or `misses` intervals before any step was measured. Neither before one interval after `grace_from`. Pure.
+ */
+export function judgeNode(obs: NodeObservation, settings: LivenessSettings, clock: SweepClock): LivenessVerdict {
+  const now = clock.now.getTime();
+  if (seconds(now - clock.grace_from.getTime()) < settings.interval_s) return { kind: 'alive' };
+  const lostAfter = settings.interval_s * settings.misses;
+  const silent = obs.last_heartbeat_at ? seconds(now - obs.last_heartbeat_at.getTime()) : Number.POSITIVE_INFINITY;
+  if (silent > lostAfter) return { kind: 'lost', silent_s: Number.isFinite(silent) ? silent : lostAfter };
+  const p = obs.progress;
+  const measured = p?.step_s ?? null;
+  const expected = measured ?? obs.planned_step_s;
+  if (!p || expected === null || !(expected > 0)) return { kind: 'alive' };
+  const stuck = seconds(now - p.progress_at.getTime());
+  // Before its first measured step a task may still be starting (restoring a checkpoint): it gets the misses too.
+  const floor = measured !== null ? settings.interval_s : settings.interval_s * settings.misses;
+  const hungAfter = Math.max(settings.hang_factor * expected, floor);
+  return stuck > hungAfter ? { kind: 'hung', stuck_s: stuck, expected_step_s: expected, last_progress_at: p.progress_at } : { kind: 'alive' };
+}
+
+/**
+ * The monitor's trust point after this sweep: unchanged while sweeps follow each other closely, reset to now
+ * when the previous successful sweep is more than one interval old (a pause) or there was none (a start).
+ */
+export function nextGraceFrom(previous: { last_sweep_at: Date | null; grace_from: Date | null }, now: Date, settings: LivenessSettings): Date {
+  if (!previous.last_sweep_at || !previous.grace_from) return now;
+  return seconds(now.getTime() - previous.last_sweep_at.getTime()) > settings.interval_s ? now : previous.grace_from;
+}
