@@ -58,7 +58,7 @@ describe('capabilities for people', () => {
     expect(lines[0]).toMatch(/^ito \S+ \(ito\.cli\.capabilities\.v1\)$/);
     expect(lines[2]).toMatch(/^NAME\s+AVAILABILITY\s+AUTH\s+NETWORK\s+SIDE_EFFECT\s+AUTHORITY$/);
     expect(lines).toContainEqual(expect.stringMatching(/^train\s+available\s+requester\s+api\s+workload_start\s+entitled_workload$/));
-    expect(lines).toContainEqual(expect.stringMatching(/^desk telemetry\s+preview\s+desk\s+api\s+none\s+none$/));
+    expect(lines).toContainEqual(expect.stringMatching(/^desk telemetry\s+available\s+desk\s+api\s+none\s+none$/));
     expect(res.stderr).toMatch(/note: ito is the command-line client/);
   });
 });
