@@ -1,0 +1,85 @@
+import { spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { freePort } from '../support/services.js';
+
+const ROOT = resolve(import.meta.dirname, '..', '..');
+const dirs: string[] = [];
+afterAll(() => {
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+});
+
+interface Done {
+  code: number | null;
+  output: string;
+}
+
+/** A command with only PATH and HOME from this process, as on a newcomer's fresh machine. */
+function run(cmd: string, args: string[], opts: { cwd: string; env?: Record<string, string>; timeoutMs: number }): Promise<Done> {
+  return new Promise((resolvePromise, reject) => {
+    const child = spawn(cmd, args, { cwd: opts.cwd, env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/root', ...opts.env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let output = '';
+    child.stdout.on('data', (c: Buffer) => (output += c));
+    child.stderr.on('data', (c: Buffer) => (output += c));
+    const timer = setTimeout(() => child.kill('SIGKILL'), opts.timeoutMs);
+    child.once('error', reject);
+    child.once('close', (code) => {
+      clearTimeout(timer);
+      resolvePromise({ code, output });
+    });
+  });
+}
+
+function expectNoSecretsOrStacks(output: string): void {
+  expect(output).not.toMatch(/ito_(sk|nc)_[A-Za-z0-9_-]{16}/);
+  expect(output).not.toMatch(/\n\s+at .+\(.+:\d+:\d+\)/);
+}
+
+describe('a newcomer: clone, npm ci, npm run demo', () => {
+  it('finishes with a succeeded run that survived a pulled node, and green audits', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'ito-demo-e2e-'));
+    dirs.push(dir);
+    const repo = join(dir, 'repo');
+    // What the newcomer gets: the committed tree, nothing of this checkout's build or installs.
+    const clone = await run('git', ['clone', '--quiet', '--no-hardlinks', ROOT, repo], { cwd: dir, timeoutMs: 60_000 });
+    expect(clone.code, clone.output).toBe(0);
+    const install = await run('npm', ['ci', '--no-audit', '--no-fund', '--prefer-offline'], { cwd: repo, timeoutMs: 300_000 });
+    expect(install.code, install.output.slice(-4000)).toBe(0);
+    const home = join(dir, 'ito-home');
+    const port = await freePort();
+    const demo = await run('npm', ['run', 'demo', '--', '--port', String(port)], { cwd: repo, env: { ITO_HOME: home }, timeoutMs: 420_000 });
+    expect(demo.code, demo.output.slice(-6000)).toBe(0);
+    expectNoSecretsOrStacks(demo.output);
+    const summary = JSON.parse(readFileSync(join(home, 'demo', 'summary.json'), 'utf8'));
+    expect(summary.state).toBe('succeeded');
+    expect(summary.node_pulled).toBe('gpu-02');
+    for (const type of ['PipelinePlanned', 'StageStarted', 'EvalGatePassed', 'CheckpointSaved', 'RunSucceeded']) expect(summary.events_seen).toContain(type);
+    expect(demo.output).toContain(`${summary.api_url}/desk`);
+    // The data stays for the newcomer to explore.
+    expect(existsSync(join(home, 'pg'))).toBe(true);
+    expect(existsSync(join(home, 'cli', 'credentials.json'))).toBe(true);
+  }, 900_000);
+});
+
+describe('a demo step that fails', () => {
+  it('stops the demo with the step and its message, exit 1, never a stack trace', async () => {
+    if (!existsSync(join(ROOT, 'apps/demo/dist/main.js'))) throw new Error('apps/demo is not built: run npm run build first');
+    const taken = createServer();
+    const port = await new Promise<number>((r) => taken.listen(0, '127.0.0.1', () => r((taken.address() as { port: number }).port)));
+    const home = mkdtempSync(join(tmpdir(), 'ito-demo-fail-'));
+    dirs.push(home);
+    try {
+      const demo = await run(process.execPath, [join(ROOT, 'apps/demo/dist/main.js'), '--port', String(port)], { cwd: ROOT, env: { ITO_HOME: home }, timeoutMs: 60_000 });
+      expect(demo.code).toBe(1);
+      expect(demo.output).toContain(`✗ start: port ${port} is taken`);
+      expectNoSecretsOrStacks(demo.output);
+      // Nothing was started: no database under ITO_HOME.
+      expect(existsSync(join(home, 'pg'))).toBe(false);
+    } finally {
+      taken.close();
+    }
+  });
+});
