@@ -28,7 +28,7 @@ describe('liveness rules', () => {
     expect(judgeNode({ ...node, last_heartbeat_at: null, progress: null }, SETTINGS, clock(1))).toMatchObject({ kind: 'lost' });
   });
 
-  it('declares a hang when the node beats but the step has not moved for k × its step time, never under one interval', () => {
+  it('declares a hang when the node beats but the step has not moved for k × its step time, never under the misses', () => {
     const beating = { ...node, last_heartbeat_at: T(20) };
     const stuck = (since: number, step_s: number | null) => ({ ...beating, progress: { step: 40, progress_at: T(since), step_s } });
     expect(judgeNode(stuck(10, 2), SETTINGS, clock(20))).toEqual({ kind: 'alive' });
@@ -36,7 +36,8 @@ describe('liveness rules', () => {
     // Unmeasured: the plan's step time; a tiny step time still waits one interval.
     expect(judgeNode(stuck(14, null), SETTINGS, clock(20))).toEqual({ kind: 'alive' });
     expect(judgeNode(stuck(13.9, null), SETTINGS, clock(20))).toMatchObject({ kind: 'hung', expected_step_s: 1 });
-    expect(judgeNode(stuck(18.5, 0.01), SETTINGS, clock(20))).toEqual({ kind: 'alive' });
+    expect(judgeNode(stuck(14.5, 0.01), SETTINGS, clock(20))).toEqual({ kind: 'alive' });
+    expect(judgeNode(stuck(13.5, 0.01), SETTINGS, clock(20))).toMatchObject({ kind: 'hung' });
     expect(judgeNode({ ...beating, planned_step_s: null, progress: null }, SETTINGS, clock(20))).toEqual({ kind: 'alive' });
   });
 

@@ -37,8 +37,8 @@ const seconds = (ms: number) => ms / 1000;
 
 /**
  * Lost: silent for more than `misses` intervals. Hung: heard from, but the task's step has not moved for k ×
- * its expected step time (the node's measured seconds per step, else the plan's), and never less than one
- * interval (progress travels with the heartbeats), or `misses` intervals before any step was measured. Neither before one interval after `grace_from`. Pure.
+ * its expected step time (the node's measured seconds per step, else the plan's), and never less than `misses`
+ * intervals (progress travels with the heartbeats). Neither before one interval after `grace_from`. Pure.
  */
 export function judgeNode(obs: NodeObservation, settings: LivenessSettings, clock: SweepClock): LivenessVerdict {
   const now = clock.now.getTime();
@@ -51,9 +51,9 @@ export function judgeNode(obs: NodeObservation, settings: LivenessSettings, cloc
   const expected = measured ?? obs.planned_step_s;
   if (!p || expected === null || !(expected > 0)) return { kind: 'alive' };
   const stuck = seconds(now - p.progress_at.getTime());
-  // Before its first measured step a task may still be starting (restoring a checkpoint): it gets the misses too.
-  const floor = measured !== null ? settings.interval_s : settings.interval_s * settings.misses;
-  const hungAfter = Math.max(settings.hang_factor * expected, floor);
+  // Progress is sampled at heartbeats, and a checkpoint save or a restore pauses the step: never less than the
+  // misses a silent node gets, so fast steps never turn a sampling gap into a hang.
+  const hungAfter = Math.max(settings.hang_factor * expected, settings.interval_s * settings.misses);
   return stuck > hungAfter ? { kind: 'hung', stuck_s: stuck, expected_step_s: expected, last_progress_at: p.progress_at } : { kind: 'alive' };
 }
 

@@ -1,0 +1,202 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { manifestDigest } from '@ito/contracts';
+import { ITO_ADMIN, runCli } from '../../../apps/cli/test/support/cli.js';
+import { EXAMPLE_MANIFEST } from '../../support/api.js';
+import { freshDatabase } from '../../support/db.js';
+import type { ScratchDatabase } from '../../support/scratch-db.js';
+import { freePort } from '../../support/services.js';
+import { AGENT, SERVER, startProcess, waitReady, type Proc } from './processes.js';
+
+export interface LedgerEvent {
+  position: number;
+  version: number;
+  type: string;
+  recorded_at: string;
+  data: any;
+}
+
+export interface ClusterOptions {
+  /** Nodes the booking plans for, plus spares registered beyond them. */
+  nodes?: number;
+  spares?: number;
+  intervalS?: number;
+  hangFactor?: number;
+  timeScale?: number;
+  /** One server process per entry, each with these roles (`[]` is the all-in-one default). */
+  servers?: string[][];
+  /** Where the servers reach PostgreSQL (a proxy in front of it), if not directly. */
+  serverDatabaseUrl?: (direct: string) => string;
+  agentEnv?: (name: string) => Record<string, string>;
+}
+
+/**
+ * A whole control plane as real processes on a fresh database: `ito-server` processes, one `ito-agent` per node
+ * (simulated executor), a tenant and a booking made with `ito-admin`. The test breaks parts of it (kill -9,
+ * SIGSTOP, a paused database) and then reads what happened from the run's ledger.
+ */
+export async function startCluster(opts: ClusterOptions = {}) {
+  const dir = mkdtempSync(join(tmpdir(), 'ito-chaos-'));
+  const db: ScratchDatabase = await freshDatabase();
+  const intervalS = opts.intervalS ?? 1;
+  const port = await freePort();
+  const url = `http://127.0.0.1:${port}`;
+  const serverEnv = (i: number): Record<string, string> => ({
+    ITO_HOME: join(dir, `server-${i}`),
+    ITO_PORT: String(port),
+    ITO_DATABASE_URL: opts.serverDatabaseUrl ? opts.serverDatabaseUrl(db.url) : db.url,
+    ITO_HEARTBEAT_INTERVAL_S: String(intervalS),
+    ITO_HANG_STEP_FACTOR: String(opts.hangFactor ?? 5),
+    ITO_LOG_LEVEL: 'info',
+  });
+  const servers: Proc[] = [];
+  const agents = new Map<string, Proc>();
+  const nodeIds = new Map<string, string>();
+  const credentials = new Map<string, string>();
+
+  const startServer = async (roles: string[], i = servers.length): Promise<Proc> => {
+    const p = startProcess(`ito-server ${roles.join(',') || 'all'} #${i}`, SERVER, ['start', ...roles.flatMap((r) => ['--role', r])], serverEnv(i));
+    servers.push(p);
+    return p;
+  };
+  for (const [i, roles] of (opts.servers ?? [[]]).entries()) await startServer(roles, i);
+  const apiServer = servers.find((_, i) => (opts.servers ?? [[]])[i]!.length === 0 || (opts.servers ?? [[]])[i]!.includes('api'))!;
+  await waitReady(url, apiServer);
+
+  const admin = async (args: string[]) => {
+    const r = await runCli([...args, '--json'], { entry: ITO_ADMIN, env: { ITO_DATABASE_URL: db.url, ITO_HOME: join(dir, 'admin') } });
+    if (r.code !== 0) throw new Error(`ito-admin ${args.join(' ')}: ${r.stdout} ${r.stderr}`);
+    return r.json().data;
+  };
+  const tenant = await admin(['tenant', 'create', '--name', 'acme']);
+  const now = Date.now();
+  const planned = opts.nodes ?? 2;
+  const booking = await admin([
+    'booking', 'create', '--tenant', tenant.tenant_id, '--gpu', 'h200', '--nodes', String(planned), '--gpus-per-node', '8', '--region', 'us-east-1',
+    '--fabric', 'infiniband', '--term-start', new Date(now - 3600_000).toISOString(), '--term-end', new Date(now + 30 * 86400_000).toISOString(),
+    '--rate-usd-per-gpu-hour', '2.5',
+  ]);
+
+  const startAgent = (name: string, extra: Record<string, string> = {}): Proc => {
+    const p = startProcess(`ito-agent ${name}`, AGENT, ['--executor', 'simulated', '--progress-interval-ms', '100'], {
+      ITO_API_URL: url,
+      ITO_NODE_CREDENTIAL: credentials.get(name)!,
+      ITO_TIME_SCALE: String(opts.timeScale ?? 20_000),
+      ITO_LOG_LEVEL: 'info',
+      ITO_HOME: join(dir, name),
+      ...(opts.agentEnv?.(name) ?? {}),
+      ...extra,
+    });
+    agents.set(name, p);
+    return p;
+  };
+  const names = Array.from({ length: planned + (opts.spares ?? 0) }, (_, i) => `gpu-${String(i + 1).padStart(2, '0')}`);
+  for (const name of names) {
+    const node = await admin(['node', 'register', '--booking', booking.booking_id, '--name', name]);
+    nodeIds.set(name, node.node_id);
+    credentials.set(name, node.node_credential);
+    startAgent(name);
+  }
+
+  const call = async (method: string, path: string, body?: unknown, key = tenant.requester_key, headers: Record<string, string> = {}) => {
+    const r = await fetch(`${url}${path}`, {
+      method,
+      headers: { authorization: `Bearer ${key}`, ...(body !== undefined ? { 'content-type': 'application/json' } : {}), ...headers },
+      ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+    });
+    return { status: r.status, body: (await r.json()) as any };
+  };
+
+  /** Requests, approves and submits a train of the example manifest; returns the run id. */
+  const submitRun = async (key = 'chaos-run'): Promise<string> => {
+    const manifest = EXAMPLE_MANIFEST;
+    const digest = manifestDigest(manifest);
+    const c = await call('POST', '/v1/confirmations', { action: 'train.create', booking_id: booking.booking_id, manifest, manifest_digest: digest });
+    if (c.status !== 201) throw new Error(`confirmation refused: ${JSON.stringify(c.body)}`);
+    const ref = c.body.data.confirmation_ref as string;
+    await call('POST', `/v1/confirmations/${ref}/approve`, undefined, tenant.approver_key);
+    const r = await call('POST', '/v1/runs', { booking_id: booking.booking_id, manifest, manifest_digest: digest, confirmation_ref: ref }, tenant.requester_key, { 'idempotency-key': key });
+    if (r.status !== 201) throw new Error(`train refused: ${JSON.stringify(r.body)}`);
+    return r.body.data.run_id as string;
+  };
+
+  const events = async (runId: string): Promise<LedgerEvent[]> => {
+    const r = await call('GET', `/v1/runs/${runId}/events`);
+    if (r.status !== 200) throw new Error(`events of ${runId}: ${JSON.stringify(r.body)}`);
+    return r.body.data.events;
+  };
+
+  /** Waits on the ledger until `found` returns something; fails with the events and every process's output tail. */
+  const waitFor = async <T>(runId: string, what: string, found: (events: LedgerEvent[]) => T | undefined | null | false, timeoutMs = 90_000): Promise<T> => {
+    const deadline = Date.now() + timeoutMs;
+    let last: LedgerEvent[] = [];
+    while (Date.now() < deadline) {
+      try {
+        last = await events(runId);
+        const hit = found(last);
+        if (hit) return hit;
+      } catch {
+        // the API may be down on purpose; try again
+      }
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    throw new Error(`${what} did not happen in ${timeoutMs} ms; events: ${last.map((e) => e.type).join(', ')}\n${tails()}`);
+  };
+
+  const tails = () => [...servers, ...agents.values()].map((p) => `--- ${p.name}\n${p.output().slice(-3000)}`).join('\n');
+
+  return {
+    dir,
+    db,
+    url,
+    intervalS,
+    tenant,
+    booking,
+    servers,
+    agents,
+    nodeIds,
+    names,
+    startAgent,
+    startServer,
+    call,
+    submitRun,
+    events,
+    waitFor,
+    tails,
+    async stop() {
+      for (const p of [...agents.values()]) {
+        if (p.child.signalCode === 'SIGSTOP' || p.child.exitCode === null) p.child.kill('SIGCONT');
+        p.child.kill('SIGKILL');
+      }
+      await Promise.all([...agents.values()].map((p) => p.exited));
+      for (const s of servers) s.child.kill('SIGTERM');
+      await Promise.all(servers.map((s) => Promise.race([s.exited, new Promise((r) => setTimeout(r, 10_000))])));
+      for (const s of servers) s.child.kill('SIGKILL');
+      await db.drop().catch(() => undefined);
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+export type Cluster = Awaited<ReturnType<typeof startCluster>>;
+
+/** The ledger-wide invariants every chaos scenario ends with: nothing recorded twice, no attempt run twice. */
+export function invariantViolations(events: LedgerEvent[]): string[] {
+  const problems: string[] = [];
+  const versions = events.map((e) => e.version);
+  if (versions.some((v, i) => v !== i + 1)) problems.push('stream versions are not 1..n without gaps');
+  const seen = new Set<string>();
+  for (const e of events) {
+    let key: string | null = null;
+    if (e.type === 'StageStarted' || e.type === 'StageCompleted' || e.type === 'StageFailed') key = `${e.type}:${e.data.stage}@${e.data.attempt ?? 1}`;
+    if (e.type === 'CheckpointSaved') key = `${e.type}:${e.data.checkpoint_id}`;
+    if (e.type === 'TaskCompleted' || e.type === 'TaskFailed') key = `${e.type}:${e.data.task_id}`;
+    if (e.type === 'ProgressRecorded' && e.data.seq !== undefined) key = `${e.type}:${e.data.task_id}:${e.data.seq}`;
+    if (e.type === 'RunSucceeded' || e.type === 'RunFailed' || e.type === 'RunReserved') key = e.type;
+    if (key === null) continue;
+    if (seen.has(key)) problems.push(`recorded twice: ${key}`);
+    seen.add(key);
+  }
+  return problems;
+}
