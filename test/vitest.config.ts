@@ -25,7 +25,7 @@ export default defineConfig({
   root,
   resolve: { alias: workspaceAliases() },
   test: {
-    include: ['packages/*/test/**/*.test.ts', 'apps/*/test/**/*.test.ts', 'test/repo/**/*.test.ts', 'test/e2e/**/*.test.ts'],
+    include: ['packages/*/test/**/*.test.ts', 'apps/*/test/**/*.test.ts', 'test/repo/**/*.test.ts', 'test/e2e/**/*.test.ts', 'test/chaos/**/*.test.ts'],
     globalSetup: [join(root, 'test/support/global-setup.ts')],
     pool: 'forks',
     maxWorkers: 3,
