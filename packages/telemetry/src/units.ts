@@ -27,7 +27,11 @@ export function bandwidthOf(t: CheckpointTransfer): number | null {
   return t.ms > 0 ? t.bytes / (t.ms / 1000) : null;
 }
 
-function emptyUnit(b: BookingFacts, runId: string | null, bookedNodeMs: number): TelemetryUnit {
+/** What a unit says of its booking: the facts it is grouped and priced by. */
+export type UnitBooking = Pick<BookingFacts, 'booking_id' | 'region' | 'fabric' | 'gpu' | 'gpus_per_node' | 'rate_usd_per_gpu_hour'>;
+
+/** A unit with nothing counted yet: every cause and interruption at zero, no transfers, no latencies. */
+export function emptyUnit(b: UnitBooking, runId: string | null, bookedNodeMs: number): TelemetryUnit {
   return {
     run_id: runId,
     booking_id: b.booking_id,

@@ -1,9 +1,8 @@
 import type pg from 'pg';
 import {
   BADPUT_CAUSES,
-  COVERED_LABELS,
-  INTERRUPTION_CAUSES,
   SLO_TARGETS_MS,
+  emptyUnit,
   groupFigures,
   type BadputCause,
   type CoveredLabel,
@@ -71,23 +70,10 @@ export async function deskTelemetry(res: Resources, q: DeskTelemetryQuery) {
   };
 }
 
-function emptyUnit(row: Record<string, unknown>, runId: string | null, booked: number): TelemetryUnit {
-  return {
-    run_id: runId,
-    booking_id: String(row.booking_id),
-    region: String(row.region),
-    fabric: String(row.fabric),
-    gpu: String(row.gpu),
-    gpus_per_node: n(row.gpus_per_node),
-    rate_usd_per_gpu_hour: n(row.rate_usd_per_gpu_hour),
-    booked_node_ms: booked,
-    covered_node_ms: Object.fromEntries(COVERED_LABELS.map((l) => [l, 0])) as Record<CoveredLabel, number>,
-    interruptions: Object.fromEntries(INTERRUPTION_CAUSES.map((c) => [c, 0])) as TelemetryUnit['interruptions'],
-    save_bandwidths: [],
-    restore_bandwidths: [],
-    detection_ms: [],
-    resume_ms: [],
-  };
+/** The shared empty unit, from a projection row's booking columns. */
+function emptyUnitOf(row: Record<string, unknown>, runId: string | null, booked: number): TelemetryUnit {
+  const booking = { booking_id: String(row.booking_id), region: String(row.region), fabric: String(row.fabric), gpu: String(row.gpu), gpus_per_node: n(row.gpus_per_node), rate_usd_per_gpu_hour: n(row.rate_usd_per_gpu_hour) };
+  return emptyUnit(booking, runId, booked);
 }
 
 /**
@@ -125,12 +111,12 @@ async function loadUnits(pool: pg.Pool, from: number, to: number, perRun: boolea
   ]);
   const facts = new Map(bookings.rows.map((b) => [String(b.booking_id), b as Record<string, unknown>]));
   const units = new Map<string, TelemetryUnit>();
-  if (!perRun) for (const [id, b] of facts) units.set(id, emptyUnit(b, null, n(b.booked_node_ms)));
+  if (!perRun) for (const [id, b] of facts) units.set(id, emptyUnitOf(b, null, n(b.booked_node_ms)));
   const unitFor = (bookingId: string, runId: string | null): TelemetryUnit | null => {
     const id = runId ?? bookingId;
     let u = units.get(id);
     const b = facts.get(bookingId);
-    if (!u && b) units.set(id, (u = emptyUnit(b, runId, 0)));
+    if (!u && b) units.set(id, (u = emptyUnitOf(b, runId, 0)));
     return u ?? null;
   };
   for (const r of covered.rows) {
