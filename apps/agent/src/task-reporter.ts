@@ -69,7 +69,9 @@ export class TaskReporter {
   }
 
   private push(report: Report): void {
-    if (this.fenced) return;
+    // Once refused, the task may still confirm that it stopped: the API records that acknowledgement for a task
+    // it withdrew (a cancel, a failed attempt), and refuses it harmlessly for one a newer attempt superseded.
+    if (this.fenced && !isStopAck(report)) return;
     const max = this.opts.maxBuffered ?? 1000;
     if (this.queue.length >= max) {
       const oldProgress = this.queue.findIndex((r) => r.kind === 'progress');
@@ -84,13 +86,13 @@ export class TaskReporter {
     if (this.sending) return;
     this.sending = this.drain().finally(() => {
       this.sending = null;
-      if (this.queue.length > 0 && !this.fenced) this.kick();
+      if (this.queue.length > 0) this.kick();
       else for (const resolve of this.idle.splice(0)) resolve();
     });
   }
 
   private async drain(): Promise<void> {
-    while (this.queue.length > 0 && !this.fenced) {
+    while (this.queue.length > 0) {
       const head = this.queue[0]!;
       if (head.kind === 'progress') {
         const wait = this.lastProgressAt + this.opts.progressIntervalMs - Date.now();
@@ -106,9 +108,10 @@ export class TaskReporter {
       if (answer.ok) {
         this.opts.onDirective(answer.data.directive);
       } else if (answer.error.code === 'invalid_state' || answer.error.code === 'not_found') {
-        // A newer attempt owns the stage, or the task is gone: stop it and send nothing more.
+        // Withdrawn, superseded by a newer attempt, or gone: stop it and send nothing more but its stop.
+        if (this.fenced) continue;
         this.fenced = true;
-        this.queue.length = 0;
+        this.queue.splice(0, this.queue.length, ...this.queue.filter(isStopAck));
         this.opts.logger.warn({ task_id: this.opts.taskId, code: answer.error.code }, 'the API refused this task; stopping it');
         this.opts.onDirective('stop');
       } else {
@@ -146,6 +149,10 @@ export class TaskReporter {
       }
     }
   }
+}
+
+function isStopAck(report: Report): boolean {
+  return report.kind === 'fail' && report.body.kind === 'stopped';
 }
 
 function sleep(ms: number): Promise<void> {

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EXAMPLE_MANIFEST } from '../../../test/support/api.js';
 import { redisForTests } from '../../../test/support/db.js';
-import { SimulatedExecutor, parseSimFaults } from '@ito/agent';
+import { SimulatedExecutor, parseSimFaults, type Executor, type TaskOutcome } from '@ito/agent';
 import { runEvents, seedTenant, startPipeline, submitRun, waitForState, type BackendKind, type Pipeline } from '../../../test/support/pipeline.js';
 
 const redis = redisForTests();
@@ -13,6 +13,29 @@ const BACKENDS: Array<{ kind: BackendKind; skip: boolean; why: string }> = [
 /** The simulated executor at a clock fast enough that the example's 80 planned hours take a few seconds. */
 const simulated = (o: { faults?: string; timeScale?: number } = {}) => () =>
   new SimulatedExecutor({ timeScale: o.timeScale ?? 100_000, progressIntervalMs: 50, faults: parseSimFaults(o.faults) });
+
+/**
+ * A trainer that reports once more as it stops: after a cancel that report reaches the API behind the withdrawal
+ * and is refused, and the agent must still confirm the stop that follows it.
+ */
+const lastWordOnStop = () => (): Executor => ({
+  kind: 'simulated',
+  start(_assignment, events) {
+    let end!: (o: TaskOutcome) => void;
+    const done = new Promise<TaskOutcome>((r) => (end = r));
+    setTimeout(() => events.progress({ step: 1, tokens: 4096, loss: 2.5, elapsed_s: 0.1 }), 10);
+    let stopping = false;
+    return {
+      done,
+      stop({ reason }) {
+        if (stopping) return;
+        stopping = true;
+        events.progress({ step: 2, tokens: 8192, loss: 2.4, elapsed_s: 0.2 });
+        end({ kind: 'stopped', reason, step: 2, elapsed_s: 0.2 });
+      },
+    };
+  },
+});
 
 const withGate = (stage: string, metric: string, bound: Record<string, number>) => {
   const m = JSON.parse(EXAMPLE_MANIFEST);
@@ -68,8 +91,7 @@ for (const backend of BACKENDS) {
       expect((await p.api.call('GET', `/v1/runs/${runId}`, { key: seed.requester })).body.data.state).toBe('gate_failed');
     });
 
-    // Quarantined: a task's stop report can arrive after RunCancelled and be refused (a race to fix in the decider).
-    it.skip('cancel mid-stage withdraws the tasks, the agents stop them, and the run ends cancelled (quarantined: stop-report race after RunCancelled)', async () => {
+    it('cancel mid-stage withdraws the tasks, the agents stop them, and the run ends cancelled', async () => {
       const seed = await seedTenant(p.api);
       const nodes = await p.startNodes(seed, simulated({ timeScale: 100 }));
       const runId = await submitRun(p.api, seed);
@@ -97,6 +119,29 @@ for (const backend of BACKENDS) {
       expect(new Set(stopped.map((e) => e.data.task_id)).size, trail).toBe(2);
       expect(events.indexOf(stopped[0]!)).toBeGreaterThan(requested);
       expect(events.slice(cancelled + 1).filter((e) => e.type !== 'TaskStopped'), trail).toEqual([]);
+      expect(nodes.map((n) => n.agent.tasks)).toEqual([[], []]);
+    });
+
+    it('a task whose last report is refused after a cancel still confirms that it stopped', async () => {
+      const seed = await seedTenant(p.api);
+      const nodes = await p.startNodes(seed, lastWordOnStop());
+      const runId = await submitRun(p.api, seed);
+      await waitForState(p.api, seed, runId, ['training']);
+      for (let i = 0; i < 200 && nodes.some((n) => n.agent.tasks.length === 0); i++) await new Promise((r) => setTimeout(r, 25));
+      const refusedBefore = p.workerLog.filter((l) => l.includes('the API refused this task')).length;
+      const c = await p.api.call('POST', '/v1/confirmations', { key: seed.requester, body: { action: 'run.cancel', run_id: runId } });
+      await p.api.call('POST', `/v1/confirmations/${c.body.data.confirmation_ref}/approve`, { key: seed.approver });
+      await p.api.call('POST', `/v1/runs/${runId}/cancel`, { key: seed.requester, body: { confirmation_ref: c.body.data.confirmation_ref }, headers: { 'idempotency-key': `cancel-${runId}` } });
+      await waitForState(p.api, seed, runId, ['cancelled']);
+      const deadline = Date.now() + 10_000;
+      let stopped: Array<{ data: any }> = [];
+      while (stopped.length < 2 && Date.now() < deadline) {
+        await new Promise((r) => setTimeout(r, 50));
+        stopped = (await runEvents(p.api, seed, runId)).filter((e) => e.type === 'TaskStopped');
+      }
+      // Both trainers' last progress was refused (the tasks were withdrawn), and both stops were recorded anyway.
+      expect(p.workerLog.filter((l) => l.includes('the API refused this task')).length - refusedBefore).toBe(2);
+      expect(new Set(stopped.map((e) => e.data.task_id)).size).toBe(2);
       expect(nodes.map((n) => n.agent.tasks)).toEqual([[], []]);
     });
   });
