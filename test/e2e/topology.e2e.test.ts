@@ -80,8 +80,7 @@ afterAll(async () => {
 
 for (const topology of TOPOLOGIES) {
   describe.skipIf(topology.skip !== null)(`the production topology as processes, queues on ${topology.name}${topology.skip ? ` (skipped: ${topology.skip})` : ''}`, () => {
-    // Quarantined: since the fault-tolerance merge the run does not finish within 150 s here; see the closing note.
-    it.skip('trains through two APIs, two workers and a monitor to succeeded (quarantined: does not finish since the monitor landed)', async () => {
+    it('trains through two APIs, two workers and a monitor to succeeded', async () => {
       const dir = mkdtempSync(join(tmpdir(), 'ito-topology-e2e-'));
       dirs.push(dir);
       const manifestPath = join(dir, 'manifest.json');

@@ -30,8 +30,12 @@ interface Running {
   /** Why it was asked to stop; the final report says so. */
   stopping: string | null;
   ended: Promise<void>;
-  /** The furthest step the executor reached: heartbeats carry it, so the monitor can tell a hang from a slow step. */
-  step: number;
+  /**
+   * The furthest step the trainer reported, while it runs: heartbeats carry it, so the monitor can tell a hang from
+   * a slow step. Null before its first progress (a rank that reports none, a task without steps) and once the
+   * trainer ended (its last reports may still be on their way): then there is no step to judge.
+   */
+  step: number | null;
 }
 
 /** The agent's credential was refused: no retry can help, the operator must act. */
@@ -112,7 +116,7 @@ export class Agent {
 
   private async beat(): Promise<void> {
     try {
-      const tasks = [...this.running.values()].map((r) => ({ task_id: r.assignment.task_id, attempt: r.assignment.attempt, step: r.step }));
+      const tasks = [...this.running.values()].map((r) => ({ task_id: r.assignment.task_id, attempt: r.assignment.attempt, ...(r.step !== null ? { step: r.step } : {}) }));
       const answer = await this.opts.api.heartbeat({ tasks, gpus: this.opts.gpus() });
       if (!answer.ok) {
         this.opts.logger.warn({ code: answer.error.code }, 'heartbeat refused');
@@ -184,7 +188,7 @@ export class Agent {
         : undefined;
     const handle = this.opts.executor.start(assignment, {
       progress: (p) => {
-        entry.step = Math.max(entry.step, p.step);
+        entry.step = Math.max(entry.step ?? p.step, p.step);
         reporter.progress(p);
       },
       checkpoint: (c) => reporter.checkpoint(c),
@@ -192,6 +196,7 @@ export class Agent {
       ...(exchange ? { exchange } : {}),
     });
     const ended = handle.done.then(async (outcome) => {
+      entry.step = null;
       reporter.finish(finalReport(outcome, entry.stopping));
       await reporter.drained();
       this.running.delete(assignment.task_id);
@@ -199,7 +204,7 @@ export class Agent {
       if (this.finished.size > 1000) this.finished.delete(this.finished.values().next().value!);
       log.info({ outcome: outcome.kind, step: outcome.step }, 'task ended');
     });
-    entry = { assignment, handle, reporter, stopping: null, ended, step: assignment.spec.start_step };
+    entry = { assignment, handle, reporter, stopping: null, ended, step: null };
     this.running.set(assignment.task_id, entry);
     log.info({ run_id: assignment.run_id, rank: assignment.spec.rank, start_step: assignment.spec.start_step }, 'task started');
     if (assignment.directive !== 'continue') this.apply(entry, assignment.directive);

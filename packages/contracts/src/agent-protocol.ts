@@ -54,7 +54,19 @@ export type AgentRegisterBody = z.infer<typeof agentRegisterBody>;
 
 export const agentHeartbeatBody = z.strictObject({
   /** The tasks the agent is running right now, so the API can tell it which of them to stop. */
-  tasks: z.array(z.strictObject({ task_id: taskIdSchema, attempt, step: count.optional() })).max(16),
+  tasks: z
+    .array(
+      z.strictObject({
+        task_id: taskIdSchema,
+        attempt,
+        /**
+         * The step its trainer last reported, while the trainer runs: what a hang is judged on. Absent before the
+         * first progress (a rank that reports none, a task without steps) and after the trainer ended.
+         */
+        step: count.optional(),
+      }),
+    )
+    .max(16),
   gpus: z.array(gpuHealthSchema).max(64),
 });
 export type AgentHeartbeatBody = z.infer<typeof agentHeartbeatBody>;

@@ -41,6 +41,15 @@ describe('liveness rules', () => {
     expect(judgeNode({ ...beating, planned_step_s: null, progress: null }, SETTINGS, clock(20))).toEqual({ kind: 'alive' });
   });
 
+  it('judges a hang by what the heartbeats said, so a late heartbeat is silence, not a hang', () => {
+    // The step moved at 13.5 and the last beat (at 15, still within the misses) said so: 6.5 s since that move
+    // by the clock, but nothing from the node says it stopped moving.
+    const late = { ...node, last_heartbeat_at: T(15), progress: { step: 40, progress_at: T(13.5), step_s: 0.01 } };
+    expect(judgeNode(late, SETTINGS, clock(20))).toEqual({ kind: 'alive' });
+    // The same beat arriving at 20 with the step unchanged is a hang.
+    expect(judgeNode({ ...late, last_heartbeat_at: T(20) }, SETTINGS, clock(20))).toMatchObject({ kind: 'hung', stuck_s: 6.5 });
+  });
+
   it('after a pause gives every agent one interval to be heard before judging anyone', () => {
     const silent = { ...node, last_heartbeat_at: T(0), progress: { step: 1, progress_at: T(0), step_s: 1 } };
     // The monitor's previous sweep was 60 s ago: its trust point moves to now.
@@ -93,6 +102,10 @@ describe('node failures', () => {
     expect(events.map((e) => e.type)).toEqual(['TaskHung', 'TasksWithdrawn', 'StageFailed']);
     expect(events[0]!.data).toMatchObject({ task_id: T0, last_progress_at: T(8).toISOString(), last_heartbeat_at: T(19).toISOString(), expected_step_s: 2, k: 5, step: 41 });
     expect(events[2]!.data).toMatchObject({ failure: 'hang', node_id: NODES[0] });
+    // The node is still heard from: a suspect chosen after every other node, not kept out of the run.
+    const state = fold([...running(), ...events]);
+    expect(state.suspectNodes).toEqual([NODES[0]]);
+    expect(state.excludedNodes).toEqual([]);
   });
 
   it('a finding about an attempt that moved on, or a task that ended, appends nothing', () => {

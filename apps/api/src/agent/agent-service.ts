@@ -62,8 +62,9 @@ interface TaskWithRun {
  */
 export async function heartbeat(res: Resources, node: NodePrincipal, body: AgentHeartbeatBody): Promise<HeartbeatAnswer> {
   const now = res.now();
-  // The task whose progress a hang is judged on: the first one the agent runs (one task per node per stage).
-  const first = body.tasks[0];
+  // The task whose progress a hang is judged on: the first whose trainer reports steps (one task per node per
+  // stage; a finished one may linger while its last reports are delivered). Without a step nothing is judged.
+  const first = body.tasks.find((t) => t.step !== undefined) ?? body.tasks[0];
   await res.liveness.record({
     node_id: node.nodeId,
     tenant_id: node.tenantId,

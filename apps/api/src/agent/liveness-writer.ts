@@ -69,7 +69,10 @@ export function createLivenessWriter(pool: pg.Pool): LivenessWriter {
 
 /**
  * One statement for a batch. `step` only moves forward within one task attempt; `progress_at` moves when the
- * step does (or when a new task attempt begins); `step_s` is a moving average of seconds per step between moves.
+ * step does (or when a new task attempt begins, or the first step is reported); `step_s` is a moving average of
+ * seconds per step between moves. A beat without a step (no trainer reporting steps) clears step and
+ * `progress_at`: there is then nothing to judge a hang on. A beat older than the newest one recorded (a resend
+ * that arrived late) moves nothing back.
  */
 export async function upsertBeats(db: Pick<pg.Pool, 'query'>, beats: Beat[]): Promise<void> {
   if (beats.length === 0) return;
@@ -81,16 +84,23 @@ export async function upsertBeats(db: Pick<pg.Pool, 'query'>, beats: Beat[]): Pr
              as b(node_id, tenant_id, at, health, task_id, attempt, step)
            on conflict (node_id) do update set
              last_heartbeat_at = greatest(l.last_heartbeat_at, excluded.last_heartbeat_at),
-             health = excluded.health,
-             task_id = excluded.task_id,
-             attempt = excluded.attempt,
-             step = case when l.task_id is not distinct from excluded.task_id and l.attempt is not distinct from excluded.attempt
-                         then greatest(l.step, excluded.step) else excluded.step end,
+             health = case when excluded.last_heartbeat_at < l.last_heartbeat_at then l.health else excluded.health end,
+             task_id = case when excluded.last_heartbeat_at < l.last_heartbeat_at then l.task_id else excluded.task_id end,
+             attempt = case when excluded.last_heartbeat_at < l.last_heartbeat_at then l.attempt else excluded.attempt end,
+             step = case
+               when excluded.last_heartbeat_at < l.last_heartbeat_at then l.step
+               when excluded.step is null then null
+               when l.task_id is not distinct from excluded.task_id and l.attempt is not distinct from excluded.attempt
+                 then greatest(l.step, excluded.step)
+               else excluded.step end,
              progress_at = case
+               when excluded.last_heartbeat_at < l.last_heartbeat_at then l.progress_at
+               when excluded.step is null then null
                when l.task_id is distinct from excluded.task_id or l.attempt is distinct from excluded.attempt then excluded.last_heartbeat_at
-               when excluded.step > coalesce(l.step, -1) then excluded.last_heartbeat_at
+               when l.step is null or excluded.step > l.step then excluded.last_heartbeat_at
                else l.progress_at end,
              step_s = case
+               when excluded.last_heartbeat_at < l.last_heartbeat_at then l.step_s
                when l.task_id is distinct from excluded.task_id or l.attempt is distinct from excluded.attempt then null
                when excluded.step > l.step and l.progress_at is not null then
                  coalesce(l.step_s * 0.7, 0) + (case when l.step_s is null then 1 else 0.3 end)

@@ -36,8 +36,8 @@ export type LivenessVerdict =
 const seconds = (ms: number) => ms / 1000;
 
 /**
- * Lost: silent for more than `misses` intervals. Hung: heard from, but the task's step has not moved for k ×
- * its expected step time (the node's measured seconds per step, else the plan's), and never less than `misses`
+ * Lost: silent for more than `misses` intervals. Hung: heard from, and its heartbeats say the task's step has not
+ * moved for k × its expected step time (the node's measured seconds per step, else the plan's), and never less than `misses`
  * intervals (progress travels with the heartbeats). Neither before one interval after `grace_from`. Pure.
  */
 export function judgeNode(obs: NodeObservation, settings: LivenessSettings, clock: SweepClock): LivenessVerdict {
@@ -50,7 +50,10 @@ export function judgeNode(obs: NodeObservation, settings: LivenessSettings, cloc
   const measured = p?.step_s ?? null;
   const expected = measured ?? obs.planned_step_s;
   if (!p || expected === null || !(expected > 0)) return { kind: 'alive' };
-  const stuck = seconds(now - p.progress_at.getTime());
+  // Stuck by the node's own word: its newest heartbeat still names the step it had at `progress_at`. Measured to
+  // that heartbeat, not to now, so a late heartbeat (a busy network or host) is silence, judged by the misses,
+  // never a hang.
+  const stuck = seconds(obs.last_heartbeat_at!.getTime() - p.progress_at.getTime());
   // Progress is sampled at heartbeats, and a checkpoint save or a restore pauses the step: never less than the
   // misses a silent node gets, so fast steps never turn a sampling gap into a hang.
   const hungAfter = Math.max(settings.hang_factor * expected, settings.interval_s * settings.misses);
