@@ -54,8 +54,11 @@ export async function startStage(res: PipelineResources, job: StartStageJob): Pr
     const state = locked.aggregate;
     const wanted = nodesFor(state, job.stage);
     const since = new Date(res.now().getTime() - res.nodeAliveWithinMs);
-    // Nodes this run found lost, hung or faulty are never given its tasks again (until a lost one recovers).
-    const nodes = await freeLiveNodes(tx.client, job.tenant_id, locked.booking_id, locked.run_id, since, state.excludedNodes ?? []);
+    // Nodes this run found lost or faulty are never given its tasks again (until a lost one recovers); nodes a
+    // task hung on come after every other, so a spare replaces them first and they serve only when needed.
+    const suspects = state.suspectNodes ?? [];
+    const free = await freeLiveNodes(tx.client, job.tenant_id, locked.booking_id, locked.run_id, since, state.excludedNodes ?? []);
+    const nodes = [...free.filter((n) => !suspects.includes(n.node_id)), ...free.filter((n) => suspects.includes(n.node_id))];
     let plan: LivePlan | undefined;
     if (nodes.length < wanted) {
       // A retry after a failure with no spare left: re-plan on the nodes that remain rather than wait for one.

@@ -64,8 +64,13 @@ export interface RunAggregate {
   failure: { reason: string; code?: string } | null;
   /** Proxy eval losses of the ladder stages that completed, by stage. */
   ladderLosses: Record<string, number>;
-  /** Nodes this run must not be given again: declared lost (until they recover), hung, or with a GPU fault. */
+  /** Nodes this run must not be given again: declared lost (until they recover), or with a GPU fault. */
   excludedNodes: string[];
+  /**
+   * Nodes a task of this run hung on: still heard from, so possibly sound (a hang is often the trainer's or a
+   * peer's), but chosen for this run only after every other free live node, so a spare takes their place first.
+   */
+  suspectNodes: string[];
   /** The failure the run is recovering from, until the attempt that resumes from it starts. */
   incident: IncidentFacts | null;
 }
@@ -97,13 +102,14 @@ export function initialRunState(): RunAggregate {
     failure: null,
     ladderLosses: {},
     excludedNodes: [],
+    suspectNodes: [],
     incident: null,
   };
 }
 
-function excluding(state: RunAggregate, nodeId: string): string[] {
-  const list = state.excludedNodes ?? [];
-  return list.includes(nodeId) ? list : [...list, nodeId];
+function excluding(state: RunAggregate, nodeId: string, list: 'excludedNodes' | 'suspectNodes' = 'excludedNodes'): string[] {
+  const nodes = state[list] ?? [];
+  return nodes.includes(nodeId) ? nodes : [...nodes, nodeId];
 }
 
 /** The first failure of an attempt is the incident; later ones of the same attempt add nothing. */
@@ -298,7 +304,7 @@ export function evolveRun(state: RunAggregate, event: RunEvent): RunAggregate {
         ...next,
         status,
         resumeTo: state.status === 'recovering' ? state.resumeTo : (state.status as RunState),
-        excludedNodes: excluding(state, d.node_id),
+        ...(event.type === 'TaskHung' ? { suspectNodes: excluding(state, d.node_id, 'suspectNodes') } : { excludedNodes: excluding(state, d.node_id) }),
         incident: detectedAt
           ? withIncident(state, { kind: event.type === 'TaskHung' ? 'hang' : 'node_lost', node_id: d.node_id, ...(d.task_id ? { task_id: d.task_id } : {}), evidence_at: evidence, detected_at: detectedAt })
           : (state.incident ?? null),
