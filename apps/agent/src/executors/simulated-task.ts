@@ -41,6 +41,9 @@ export class SimulatedTask {
   private wake: (() => void) | null = null;
   private lastCheckpointAt = 0;
   private readonly pending: PendingSave[] = [];
+  /** Checkpoint records being written, in order; the first write that failed, which fails the task. */
+  private writes: Promise<void> = Promise.resolve();
+  private writeFailure: unknown = null;
   private lastProgress: { wall: number; sim: number; tokens: number } | null = null;
 
   constructor(
@@ -62,13 +65,20 @@ export class SimulatedTask {
           : rlvr && this.spec.role === 'rollout'
           ? this.runRollout(rlvr)
           : this.runTraining(rlvr && this.spec.rank === 0 ? rlvr : null);
-    return body.catch((err: unknown) => ({
+    return body
+      .then(async (outcome) => {
+        // Every checkpoint is reported before the task's end is.
+        await this.writes;
+        if (this.writeFailure !== null) throw this.writeFailure;
+        return outcome;
+      })
+      .catch((err: unknown) => ({
       kind: 'failed',
       failure: 'error',
-      reason: `simulated task failed: ${err instanceof Error ? err.message : 'unknown error'}`.slice(0, 512),
-      step: this.step,
-      elapsed_s: this.sim,
-    }));
+        reason: `simulated task failed: ${err instanceof Error ? err.message : 'unknown error'}`.slice(0, 512),
+        step: this.step,
+        elapsed_s: this.sim,
+      }));
   }
 
   stop(request: StopRequest): void {
@@ -84,12 +94,13 @@ export class SimulatedTask {
     const interval = this.spec.checkpoint.interval_minutes * 60;
     if (this.meetFaults()) return this.crashed();
     while (this.step < total) {
+      if (this.writeFailure !== null) throw this.writeFailure;
       if (this.stopRequest || this.hung) return this.stopped();
       if (rlvr && rlvr.needsBatch(this.step) && !(await rlvr.takeBatch())) continue;
       if (!(await this.advance(step * this.slowFactor))) continue;
       this.step++;
       if (rlvr?.versionEnds(this.step)) await rlvr.publish(this.step);
-      await this.recordFinishedSaves();
+      this.recordFinishedSaves();
       if (this.meetFaults()) return this.crashed();
       if (this.hung) continue;
       this.reportProgress();
@@ -97,14 +108,14 @@ export class SimulatedTask {
     }
     for (const save of [...this.pending]) {
       if (!(await this.advance(save.done_at - this.sim))) return this.stopped();
-      await this.recordFinishedSaves();
+      this.recordFinishedSaves();
     }
     // The stage's last checkpoint is the next stage's starting point; a resumed task that had nothing left to train
     // already has it.
     if (this.step !== this.spec.resume_from?.step) {
       const timing = checkpointTiming(this.spec.checkpoint.modelled_bytes, this.spec.world_size, false, this.ctx.bandwidth, this.slowCheckpointFactor());
       if (!(await this.advance(timing.save_seconds))) return this.stopped();
-      await this.record(this.step, timing.save_seconds, false);
+      this.record(this.step, timing.save_seconds, false);
     }
     return { kind: 'completed', step: this.step, elapsed_s: this.sim, ...(rlvr ? { metrics: rlvr.metrics() } : {}) };
   }
@@ -174,7 +185,7 @@ export class SimulatedTask {
     else if (checkpoint && this.spec.kind !== 'eval') {
       const timing = checkpointTiming(this.spec.checkpoint.modelled_bytes, this.spec.world_size, false, this.ctx.bandwidth, this.slowCheckpointFactor());
       await this.advance(timing.save_seconds, false);
-      await this.record(this.step, timing.save_seconds, false, true);
+      this.record(this.step, timing.save_seconds, false, true);
     }
     return { kind: 'stopped', reason, step: this.step, elapsed_s: this.sim };
   }
@@ -186,22 +197,35 @@ export class SimulatedTask {
     const step = this.step;
     if (async) {
       this.pending.push({ step, done_at: this.sim + timing.save_seconds, save_seconds: timing.save_seconds });
-      if (await this.advance(timing.stall_seconds)) await this.recordFinishedSaves();
+      if (await this.advance(timing.stall_seconds)) this.recordFinishedSaves();
     } else if (await this.advance(timing.save_seconds)) {
-      await this.record(step, timing.save_seconds, false);
+      this.record(step, timing.save_seconds, false);
     }
   }
 
-  private async recordFinishedSaves(): Promise<void> {
+  private recordFinishedSaves(): void {
     while (this.pending.length > 0 && this.pending[0]!.done_at <= this.sim) {
       const save = this.pending.shift()!;
-      await this.record(save.step, save.save_seconds, true);
+      this.record(save.step, save.save_seconds, true);
     }
   }
 
-  /** A fully written checkpoint: rank 0 writes its record (file:// only) and reports it. */
-  private async record(step: number, saveSeconds: number, async: boolean, final = false): Promise<void> {
+  /**
+   * A fully written checkpoint: rank 0 writes its record (file:// only) and then reports it. The write is real I/O
+   * (flushed to disk), so it runs beside the simulated clock rather than on it: a slow disk delays the report,
+   * never the modelled steps, whose save time was already spent. Records are written and reported in order.
+   */
+  private record(step: number, saveSeconds: number, async: boolean, final = false): void {
     if (this.spec.rank !== 0) return;
+    const elapsed = this.sim;
+    this.writes = this.writes
+      .then(() => (this.writeFailure === null ? this.writeAndReport(step, saveSeconds, async, final, elapsed) : undefined))
+      .catch((err: unknown) => {
+        this.writeFailure ??= err;
+      });
+  }
+
+  private async writeAndReport(step: number, saveSeconds: number, async: boolean, final: boolean, elapsed: number): Promise<void> {
     const uri = checkpointUri(this.spec, step);
     const writes = this.ctx.storage.supports(uri);
     if (writes) {
@@ -226,7 +250,7 @@ export class SimulatedTask {
       async,
       ...(final ? { final: true } : {}),
       ...(writes ? {} : { simulated: true }),
-      elapsed_s: this.sim,
+      elapsed_s: elapsed,
     });
   }
 
