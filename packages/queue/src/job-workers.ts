@@ -15,6 +15,11 @@ export class JobTimeoutError extends Error {
   override readonly name = 'JobTimeoutError';
 }
 
+/** Thrown by a handler whose job can never succeed (what it names does not exist): failed at once, not retried. */
+export class PermanentJobError extends Error {
+  override readonly name = 'PermanentJobError';
+}
+
 /**
  * Starts one worker per queue used by the catalog, dispatching each job to its handler. Data is validated on
  * receipt too: a job that does not match its schema (a producer on an older version, a hand-made job) fails
@@ -46,7 +51,11 @@ export function startJobWorkers<C extends JobCatalog>(
         } catch (err) {
           throw new UnrecoverableError(err instanceof ItoError ? err.message : String(err));
         }
-        return runBounded(def.timeoutMs, signal, (ctx) => handler(data as never, ctx), job.id ?? '', job.attemptsMade + 1, name);
+        try {
+          return await runBounded(def.timeoutMs, signal, (ctx) => handler(data as never, ctx), job.id ?? '', job.attemptsMade + 1, name);
+        } catch (err) {
+          throw err instanceof PermanentJobError ? new UnrecoverableError(err.message) : err;
+        }
       },
       { concurrency: opts.concurrency ?? 1 },
     );

@@ -10,6 +10,7 @@ import {
   createJobClient,
   createQueueKit,
   defineJobs,
+  PermanentJobError,
   startJobWorkers,
   type JobClient,
   type JobSnapshot,
@@ -51,6 +52,7 @@ function queueBehaviour(backend: () => Promise<{ cfg: QueueBackendConfig; cleanu
     startJobWorkers(kit, catalog, {
       'test.echo': async (data) => {
         calls.set(data.runId, (calls.get(data.runId) ?? 0) + 1);
+        if (data.runId === 'run_gone') throw new PermanentJobError(`run ${data.runId} not found`);
         return { doubled: data.value * 2 };
       },
       'test.tick': async () => {
@@ -106,6 +108,13 @@ function queueBehaviour(backend: () => Promise<{ cfg: QueueBackendConfig; cleanu
     await expect(attempt).rejects.toBeInstanceOf(ItoError);
     await expect(attempt).rejects.toMatchObject({ code: 'validation_failed', message: expect.stringContaining('value') });
     expect(await jobs.snapshot('test.echo', 'echo:run_c:double')).toBeNull();
+  });
+
+  it('fails a job whose handler finds it can never succeed at once, without the retries it was given', async () => {
+    const { jobId } = await jobs.enqueue('test.echo', { runId: 'run_gone', value: 1 });
+    const s = await settled(jobId);
+    expect(s).toMatchObject({ state: 'failed', attemptsMade: 1, failedReason: 'run run_gone not found' });
+    expect(calls.get('run_gone')).toBe(1);
   });
 
   it('fails invalid data on receipt for good, without calling the handler or retrying', async () => {

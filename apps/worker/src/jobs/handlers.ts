@@ -1,4 +1,4 @@
-import type { JobHandlers } from '@ito/queue';
+import { PermanentJobError, type JobHandlers } from '@ito/queue';
 import type { PipelineResources } from '../resources.js';
 import { cleanupRun, pruneCheckpoint } from '../stages/storage-jobs.js';
 import { finishRun } from '../stages/finish.js';
@@ -18,6 +18,7 @@ export function pipelineHandlers(res: PipelineResources): JobHandlers<PipelineJo
         res.logger.debug({ run_id: data.run_id, stage: data.stage, attempt: ctx.attempt, outcome, ms: Date.now() - began }, 'stage job done');
         return outcome;
       } catch (err) {
+        if (err instanceof PermanentJobError) throw err;
         const last = ctx.attempt >= (pipelineJobs['stage.start'].attempts ?? 1);
         if (last) await failRun(res, data, `stage ${data.stage} could not start: ${(err as Error).message}`);
         else if (!(err instanceof WaitingForNodes)) res.logger.warn({ run_id: data.run_id, stage: data.stage, err: { message: (err as Error).message } }, 'stage start failed; retrying');

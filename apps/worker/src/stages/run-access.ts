@@ -1,6 +1,6 @@
-import { ItoError } from '@ito/contracts';
 import type { RunEvent, RunAggregate } from '@ito/domain';
 import { changeRun, getRun, type RunRow } from '@ito/api/write';
+import { PermanentJobError } from '@ito/queue';
 import type { PipelineResources } from '../resources.js';
 
 export interface RunRef {
@@ -24,7 +24,8 @@ export async function changeRunIfNeeded(res: PipelineResources, ref: RunRef, act
   });
 }
 
+/** A job's run must be in this ledger; one that is not (a queue shared by mistake) can never be carried out. */
 export function requireRow(run: RunRow | null, ref: RunRef): RunRow {
-  if (!run) throw new ItoError('not_found', `run ${ref.run_id} not found`);
+  if (!run) throw new PermanentJobError(`run ${ref.run_id} not found`);
   return run;
 }
