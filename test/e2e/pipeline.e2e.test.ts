@@ -1,7 +1,9 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ITO_ADMIN, runCli } from '../../apps/cli/test/support/cli.js';
 import { EXAMPLE_MANIFEST } from '../support/api.js';
@@ -48,10 +50,19 @@ afterAll(() => {
 });
 
 const redis = redisForTests();
+// On the shared Redis each run has a prefix of its own, removed afterwards: no other test's server takes its jobs.
+const prefix = `e2e${randomBytes(4).toString('hex')}`;
 const BACKENDS = [
-  { name: 'Redis', env: redis.url ? { ITO_REDIS_URL: redis.url } : null, why: redis.skipReason },
+  { name: 'Redis', env: redis.url ? { ITO_REDIS_URL: redis.url, ITO_QUEUE_PREFIX: prefix } : null, why: redis.skipReason },
   { name: "BullMQ's PostgreSQL backend", env: {}, why: null },
 ];
+afterAll(async () => {
+  if (!redis.url) return;
+  const client = new Redis(redis.url);
+  const left = await client.keys(`${prefix}:*`);
+  if (left.length > 0) await client.del(...left);
+  client.disconnect();
+});
 
 for (const backend of BACKENDS) {
   describe.skipIf(!backend.env)(`the example manifest through ito, ito-server and two ito-agents on ${backend.name}${backend.env ? '' : ` (skipped: ${backend.why})`}`, () => {
@@ -111,6 +122,8 @@ for (const backend of BACKENDS) {
         expect(final.state, JSON.stringify(final)).toBe('succeeded');
 
         const events = (await ito(['events', run.run_id])).events as Array<{ type: string; data: any }>;
+        // No attempt failed (the reasons say why if one did), so every stage started once, in order.
+        expect(events.filter((e) => e.type === 'StageFailed').map((e) => e.data.reason)).toEqual([]);
         expect(events.filter((e) => e.type === 'StageStarted').map((e) => e.data.stage)).toEqual(STAGES);
         expect(events.filter((e) => e.type === 'EvalGatePassed').map((e) => e.data.stage)).toEqual(['pretrain', 'mid_train', 'long_context', 'post_training']);
         expect(events.at(-1)!.type).toBe('RunSucceeded');

@@ -1,6 +1,8 @@
 import { spawnSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { Redis } from 'ioredis';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { readEmbeddedConnection } from '@ito/embedded';
@@ -15,6 +17,7 @@ const newHome = () => tmpHomes.create();
 afterAll(() => tmpHomes.removeAll());
 
 const redis = redisForTests();
+const prefix = `srv${randomBytes(4).toString('hex')}`;
 
 /** Every migration the journal lists, by tag: what a started server's database must have applied. */
 const JOURNAL = JSON.parse(readFileSync(join(migrationsFolder(), 'meta', '_journal.json'), 'utf8')) as { entries: Array<{ tag: string; when: number }> };
@@ -40,6 +43,8 @@ describe.skipIf(!redis.url)(`ito-server on external PostgreSQL and Redis${redis.
         ITO_PORT: String(port),
         ITO_DATABASE_URL: db.url,
         ITO_REDIS_URL: redis.url!,
+        // Its own prefix on the shared Redis, removed afterwards, so no other test's server takes its jobs.
+        ITO_QUEUE_PREFIX: prefix,
       });
       await waitReady(port, server);
       const ready = (await (await fetch(`http://127.0.0.1:${port}/readyz`)).json()) as { ok: boolean };
@@ -49,6 +54,10 @@ describe.skipIf(!redis.url)(`ito-server on external PostgreSQL and Redis${redis.
       expect(server.stderr()).toContain('"queue":"redis"');
     } finally {
       await db.drop();
+      const client = new Redis(redis.url!);
+      const left = await client.keys(`${prefix}:*`);
+      if (left.length > 0) await client.del(...left);
+      client.disconnect();
     }
   }, 90_000);
 });
