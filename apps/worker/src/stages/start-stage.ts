@@ -15,7 +15,7 @@ import {
   stillNeeded,
   type RunAggregate,
 } from '@ito/domain';
-import { appendRunEvents, checkManifestOnce, freeLiveNodes, getManifestBody, getRun, type RunRow } from '@ito/api/write';
+import { appendRunEvents, checkManifestOnce, freeLiveNodes, getBooking, getManifestBody, getRun, type RunRow } from '@ito/api/write';
 import { defaultStorageRegistry } from '@ito/storage';
 import type { PipelineResources } from '../resources.js';
 import { checkDataRefs } from './data-prep.js';
@@ -60,12 +60,20 @@ export async function startStage(res: PipelineResources, job: StartStageJob): Pr
     const free = await freeLiveNodes(tx.client, job.tenant_id, locked.booking_id, locked.run_id, since, state.excludedNodes ?? []);
     const nodes = [...free.filter((n) => !suspects.includes(n.node_id)), ...free.filter((n) => suspects.includes(n.node_id))];
     let plan: LivePlan | undefined;
-    if (nodes.length < wanted) {
+    if (nodes.length > wanted && !cmd.resume && (kind === 'train' || kind === 'post_train')) {
+      // A plan shrunk after a failure grows back at the next stage once nodes are free again (a lost node came
+      // back, a spare was registered), up to the booking's nodes: the rest of the run goes at the planned pace.
+      const booked = (await getBooking(tx.client, job.tenant_id, locked.booking_id))?.nodes ?? wanted;
+      if (wanted < booked) {
+        const outcome = await replanOnNodes(res, job, locked, Math.min(nodes.length, booked));
+        if (outcome.ok) plan = outcome.plan;
+      }
+    } else if (nodes.length < wanted) {
       // A retry after a failure with no spare left: re-plan on the nodes that remain rather than wait for one.
       if (!cmd.resume || cmd.resume.reason !== 'retry' || stageKind(job.stage) === 'eval' || nodes.length === 0) {
         throw new WaitingForNodes(`stage ${job.stage} needs ${wanted} free live node(s) of booking ${locked.booking_id}; ${nodes.length} available`);
       }
-      const outcome = await replanOnFewer(res, job, locked, nodes.length);
+      const outcome = await replanOnNodes(res, job, locked, nodes.length);
       if (!outcome.ok) {
         const reason = `${nodes.length} of ${wanted} node(s) left after a failure and the plan no longer fits: ${outcome.reason}`;
         await appendRunEvents(tx, locked, failRunEvents(state, reason, outcome.code), { actor: ACTOR });
@@ -129,15 +137,15 @@ export async function failRun(res: PipelineResources, ref: RunRef, reason: strin
 
 
 /**
- * The plan on the nodes left: the planner's layout for that many nodes, keeping the global batch of the plan the
- * checkpoints were trained with, so a step means the same tokens before and after (gradient accumulation takes
- * up the difference).
+ * The plan on `nodes` nodes (fewer after a failure, more when they came back): the planner's layout for that many,
+ * keeping the global batch of the plan the checkpoints were trained with, so a step means the same tokens before
+ * and after (gradient accumulation takes up the difference).
  */
-async function replanOnFewer(res: PipelineResources, job: StartStageJob, run: RunRow, nodesLeft: number) {
+async function replanOnNodes(res: PipelineResources, job: StartStageJob, run: RunRow, nodes: number) {
   const body = await getManifestBody(res.pool, job.tenant_id, run.manifest_digest);
   if (body === null) return { ok: false as const, reason: `the manifest ${run.manifest_digest} is not on record`, code: 'invalid_state' };
   const { manifest } = checkManifestOnce(body, run.manifest_digest);
-  const outcome = await replan(res, job.tenant_id, run.booking_id, manifest, nodesLeft);
+  const outcome = await replan(res, job.tenant_id, run.booking_id, manifest, nodes);
   if (!outcome.ok) return outcome;
   const before = run.aggregate.plan;
   const layouts = outcome.plan.layouts.map((l) => {
