@@ -1,10 +1,10 @@
 export interface DemoOptions {
   port: number;
-  /** Simulated seconds per wall second: the example's ~80 booked hours pass in about a minute. */
+  /** Simulated seconds per wall second: the example's ~80 planned hours pass in about half a minute. */
   timeScale: number;
   heartbeatIntervalS: number;
   keepRunning: boolean;
-  /** Restart the pulled node's agent after the run, to show it come back idle. */
+  /** Restart the pulled node's agent once its loss is recorded (the node rebooted), so it serves later stages. */
   bringBack: boolean;
   watchTimeoutMs: number;
 }
@@ -17,13 +17,13 @@ mid-training. Leaves the data in $ITO_HOME.
 
   --keep-running     keep the system up at the end (Ctrl-C stops it)
   --port <n>         the API's port (default ITO_PORT or 8420)
-  --time-scale <n>   simulated seconds per wall second (default 5000)`;
+  --time-scale <n>   simulated seconds per wall second (default 10000)`;
 
 export type ParsedArgs = { help: true } | { help: false; options: DemoOptions } | { help: false; error: string };
 
 /** Flags only; a bad one is named, never its value. */
 export function parseDemoArgs(argv: string[], env: NodeJS.ProcessEnv = process.env): ParsedArgs {
-  const options: DemoOptions = { port: 8420, timeScale: 5000, heartbeatIntervalS: 2, keepRunning: false, bringBack: true, watchTimeoutMs: 240_000 };
+  const options: DemoOptions = { port: 8420, timeScale: 10000, heartbeatIntervalS: 2, keepRunning: false, bringBack: true, watchTimeoutMs: 240_000 };
   const envPort = env.ITO_PORT?.trim();
   if (envPort) {
     const port = positiveInt(envPort, 65535);

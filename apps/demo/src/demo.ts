@@ -125,6 +125,8 @@ export async function runDemo(opts: DemoOptions, paths: DemoPaths, term: Termina
     const get = apiReader(apiUrl, tenant.requester_key);
     const story = narrate(get, run.run_id, term);
     let pulled: string | null = null;
+    let watched = false;
+    const stopped = () => watched;
     const plan = new FaultPlan();
     const chaos = (async () => {
       while (pulled === null) {
@@ -135,6 +137,13 @@ export async function runDemo(opts: DemoOptions, paths: DemoPaths, term: Termina
           const victim = agents.get(pulled)!;
           term.event(`pulling ${pulled}: kill -9 ${String(victim.child.pid)} (its agent vanishes without a word)`);
           await procs.kill(victim);
+          if (opts.bringBack) {
+            // The node reboots and its agent dials in again once the loss is on record: it serves the later stages.
+            while (story.count('NodeLost') === 0 && !stopped()) await new Promise((r) => setTimeout(r, 250));
+            if (stopped()) return;
+            term.event(`${pulled} reboots: its agent dials in again`);
+            agents.set(pulled, procs.start(`agent-${pulled}-back`, bin.agent, ['--executor', 'simulated', '--progress-interval-ms', '200'], agentEnv.get(pulled)!));
+          }
           return;
         }
         await new Promise((r) => setTimeout(r, 250));
@@ -143,12 +152,9 @@ export async function runDemo(opts: DemoOptions, paths: DemoPaths, term: Termina
     try {
       await runCli(term, ito, { step: 'status --watch', args: ['status', run.run_id, '--watch', '--interval', '500'], human: true, timeoutMs: opts.watchTimeoutMs });
     } finally {
+      watched = true;
       await chaos;
       await story.stop();
-    }
-    if (pulled !== null && opts.bringBack) {
-      // The node comes back once the run is over; it is idle, ready for the next run.
-      agents.set(pulled, procs.start(`agent-${pulled}-back`, bin.agent, ['--executor', 'simulated'], agentEnv.get(pulled)!));
     }
     const final = await get<RunView>(`/v1/runs/${run.run_id}`);
     if (final.state !== 'succeeded') throw new StepError('status --watch', `the run ended ${final.state}; \`ito events ${run.run_id}\` tells why`);

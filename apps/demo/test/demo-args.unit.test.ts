@@ -5,7 +5,7 @@ import { FaultPlan } from '../src/fault-plan.js';
 describe('npm run demo flags', () => {
   it('defaults to port 8420, or ITO_PORT, and takes --port, --time-scale and --keep-running', () => {
     const plain = parseDemoArgs([], {});
-    expect(plain).toMatchObject({ help: false, options: { port: 8420, timeScale: 5000, keepRunning: false } });
+    expect(plain).toMatchObject({ help: false, options: { port: 8420, timeScale: 10000, keepRunning: false } });
     expect(parseDemoArgs([], { ITO_PORT: '9000' })).toMatchObject({ options: { port: 9000 } });
     expect(parseDemoArgs(['--port', '9100', '--time-scale', '200', '--keep-running'], { ITO_PORT: '9000' })).toMatchObject({ options: { port: 9100, timeScale: 200, keepRunning: true } });
     expect(parseDemoArgs(['--help'], {})).toEqual({ help: true });
