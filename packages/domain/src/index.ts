@@ -19,3 +19,4 @@ export * from './pipeline/ladder.js';
 export * from './monitor/liveness-rules.js';
 export * from './monitor/node-failure.js';
 export * from './monitor/resume-facts.js';
+export * from './slo/slo-breach.js';

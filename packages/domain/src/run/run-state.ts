@@ -313,6 +313,7 @@ export function evolveRun(state: RunAggregate, event: RunEvent): RunAggregate {
     case 'NodeRecovered':
       return { ...next, excludedNodes: (state.excludedNodes ?? []).filter((n) => n !== event.data.node_id) };
     case 'CheckpointRestored':
+    case 'SloBreached':
       return next;
     case 'RunResumed':
       return { ...next, status: keepStatus(state, state.resumeTo ?? (state.stage ? stateForStage(state.stage) : 'training')), resumeTo: null, incident: null };
