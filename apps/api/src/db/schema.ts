@@ -326,3 +326,30 @@ export const roleLeases = pgTable('role_leases', {
   expiresAt: timestamp('expires_at', { withTimezone: true }).notNull(),
   renewedAt: timestamp('renewed_at', { withTimezone: true }).notNull(),
 });
+
+/**
+ * The SLO record of every incident a run resumed from (projected from `RunResumed`): its kind, node, detection
+ * and resume latency. One row per incident, so the /metrics histograms are one aggregate over a small table.
+ */
+export const sloIncidents = pgTable('slo_incidents', {
+  position: bigint('position', { mode: 'number' }).primaryKey(),
+  tenantId: text('tenant_id').notNull(),
+  runId: text('run_id').notNull(),
+  incidentKind: text('incident_kind').notNull(),
+  nodeId: text('node_id').notNull(),
+  detectedAt: timestamp('detected_at', { withTimezone: true }).notNull(),
+  detectionS: doublePrecision('detection_s'),
+  resumeS: doublePrecision('resume_s'),
+});
+
+/** Every `SloBreached`, projected: which SLO, against which bound, for which kind of incident. */
+export const sloBreaches = pgTable('slo_breaches', {
+  position: bigint('position', { mode: 'number' }).primaryKey(),
+  tenantId: text('tenant_id').notNull(),
+  runId: text('run_id').notNull(),
+  incidentKind: text('incident_kind').notNull(),
+  slo: text('slo').notNull(),
+  bound: text('bound').notNull(),
+  measuredS: doublePrecision('measured_s').notNull(),
+  targetS: doublePrecision('target_s').notNull(),
+});
