@@ -46,6 +46,19 @@ describe('operations metrics on /metrics, from a real run with a crash (postgres
     const resumedAt = events.findIndex((e) => e.type === 'RunResumed');
     expect(events.slice(resumedAt, resumedAt + 3).map((e) => e.type)).toEqual(['RunResumed', 'StageStarted', 'SloBreached']);
 
+    // The run's own metrics name the incident with its latencies and the breach.
+    const metrics = await p.api.call('GET', `/v1/runs/${runId}/metrics`, { key: seed.requester });
+    expect(metrics.body.data.incidents).toEqual([
+      {
+        kind: 'crash',
+        node_id: resumed.incident.node_id,
+        detected_at: resumed.incident.detected_at,
+        detection_latency_s: 0,
+        resume_latency_s: resumed.resume_latency_s,
+        breaches: [{ slo: 'resume', measured_s: resumed.resume_latency_s, target_s: 0.001, bound: 'target' }],
+      },
+    ]);
+
     const text = await (await fetch(`${p.api.url}/metrics`)).text();
     const m = parse(text);
     expect(m.get('ito_runs{state="succeeded"}')).toBe(1);

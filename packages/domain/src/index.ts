@@ -20,3 +20,4 @@ export * from './monitor/liveness-rules.js';
 export * from './monitor/node-failure.js';
 export * from './monitor/resume-facts.js';
 export * from './slo/slo-breach.js';
+export * from './slo/incident-records.js';

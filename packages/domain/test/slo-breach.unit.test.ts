@@ -4,6 +4,7 @@ import {
   decideNodeFailure,
   decideSloBreaches,
   decideTaskReport,
+  incidentRecords,
   judgeLatency,
   nextCommands,
   resumeFacts,
@@ -86,5 +87,21 @@ describe('SLO breaches', () => {
   it('a crash the agent reports is detected when received: detection latency 0, never a breach', () => {
     const fail = decideTaskReport(fold(running()), { type: 'fail', task_id: T1, node_id: NODES[1]!, body: { attempt: 1, seq: 1, kind: 'crash', reason: 'exit 1' } }, T(3));
     expect(decideSloBreaches(fold(running()), fail.events, { detection_s: 0.001, resume_s: 1 })).toEqual([]);
+  });
+});
+
+describe('incident records', () => {
+  it('one per incident: resumed ones with their recorded latencies and breaches, then the open one', () => {
+    const late = resumedAfter(4, 64.5);
+    const history = [...late.history, ...late.resume, ...decideSloBreaches(fold(late.history), late.resume, TARGETS)];
+    expect(incidentRecords(history)).toEqual([
+      { kind: 'node_lost', node_id: NODES[1], detected_at: T(4).toISOString(), detection_latency_s: 4, resume_latency_s: 60.5, breaches: [{ slo: 'resume', measured_s: 60.5, target_s: 60, bound: 'target' }] },
+    ]);
+    // An incident still open: a loss detected 12 s after the last beat, no resume yet.
+    const found = decideNodeFailure(fold(running()), { ...lostAt(12) }, SETTINGS);
+    const open = [...running(), ...found, ...decideSloBreaches(fold(running()), found, TARGETS)];
+    expect(incidentRecords(open)).toEqual([
+      { kind: 'node_lost', node_id: NODES[1], detected_at: T(12).toISOString(), detection_latency_s: 12, resume_latency_s: null, breaches: [{ slo: 'detection', measured_s: 12, target_s: 10, bound: 'target' }] },
+    ]);
   });
 });

@@ -1,5 +1,5 @@
 import { ItoError } from '@ito/contracts';
-import { runStreamId } from '@ito/domain';
+import { incidentRecords, runStreamId, type RunEvent } from '@ito/domain';
 import type { StoredEvent } from '@ito/ledger';
 import { rolloutMetrics } from '../agent/rollout-service.js';
 import { getRun, listRuns, type RunRow } from '../db/queries.js';
@@ -151,6 +151,8 @@ export async function showRunMetrics(res: Resources, tenantId: string, runId: st
     spend: { spent_usd: Math.round(a.spentUsd * 100) / 100, ceiling_usd: a.pipeline?.budget.ceiling_usd ?? null },
     checkpoints: a.checkpoints.length,
     rollouts: (await rolloutMetrics(res.pool, tenantId, runId)).attempts,
+    /** Each incident: kind, node, detection time, detection and resume latency, and the SLOs it breached. */
+    incidents: incidentRecords(events.map((e) => ({ type: e.type, data: e.data }) as RunEvent)),
   };
 }
 
