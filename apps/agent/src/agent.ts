@@ -192,6 +192,12 @@ export class Agent {
         reporter.progress(p);
       },
       checkpoint: (c) => reporter.checkpoint(c),
+      // The checkpoint is the one the spec resumes from; a task with none to resume from has nothing to report.
+      restored: (r) => {
+        const from = assignment.spec.resume_from;
+        if (from) reporter.restored({ checkpoint_id: from.checkpoint_id, ...r });
+        else log.warn('the trainer reported a restore, but this attempt resumes from no checkpoint');
+      },
       log: (message) => log.debug({ trainer: message }, 'trainer'),
       ...(exchange ? { exchange } : {}),
     });

@@ -112,6 +112,16 @@ describe('simulated executor: training', () => {
     expect(events.progresses[0]!.step).toBeGreaterThan(150);
     expect(events.progresses[0]!.loss).toBeCloseTo(trainingLoss(8e9, events.progresses[0]!.step * 4_194_304), 10);
   });
+
+  it('a resumed task first restores its checkpoint, in the modelled time, and rank 0 reports it before any progress', async () => {
+    const resume_from = { checkpoint_id: `ckpt_${'a'.repeat(32)}`, uri: 's3://bucket/ckpt/x', step: 150 };
+    const { events } = await run({ start_step: 150, resume_from, world_size: 2, checkpoint: { modelled_bytes: 8e9 } } as SpecOverrides);
+    // 8 GB over 2 nodes reading at the default 2 GB/s each: 2 s.
+    expect(events.restores).toEqual([{ step: 150, bytes: 8e9, restore_seconds: 2 }]);
+    expect(events.order[0]).toBe('restored');
+    const fresh = await run({});
+    expect(fresh.events.restores).toEqual([]);
+  });
 });
 
 describe('simulated executor: stop', () => {

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SimulatedExecutor, parseSimFaults } from '@ito/agent';
 import { buildApp } from '@ito/api';
 import { createLogger } from '@ito/config';
+import { runTelemetryOf } from '@ito/telemetry';
 import { pipelineJobs } from '@ito/worker';
 import { smallManifest } from '../../../test/support/manifests.js';
 import { runEvents, seedTenant, startPipeline, submitRun, waitForState, type Pipeline } from '../../../test/support/pipeline.js';
@@ -45,6 +46,24 @@ describe('operations metrics on /metrics, from a real run with a crash (postgres
     ]);
     const resumedAt = events.findIndex((e) => e.type === 'RunResumed');
     expect(events.slice(resumedAt, resumedAt + 3).map((e) => e.type)).toEqual(['RunResumed', 'StageStarted', 'SloBreached']);
+
+    // The resumed attempt's rank 0 restored the checkpoint it resumes from: recorded once, before its first step,
+    // and counted by the telemetry as checkpoint-restore badput.
+    const restores = events.filter((e) => e.type === 'CheckpointRestored');
+    expect(restores).toHaveLength(1);
+    expect(restores[0]!.data).toMatchObject({ stage: 'pretrain', attempt: 2, checkpoint_id: resumed.from_checkpoint_id, step: resumed.from_step });
+    expect(restores[0]!.data.restore_seconds).toBeGreaterThan(0);
+    const firstProgress = events.findIndex((e) => e.type === 'ProgressRecorded' && e.data.attempt === 2);
+    expect(events.indexOf(restores[0]!)).toBeLessThan(firstProgress);
+    const asTelemetry = (list: typeof events) => list.map((e) => ({ type: e.type, data: e.data, at: Date.parse((e as { recorded_at?: string }).recorded_at!) }));
+    const telemetry = runTelemetryOf(runId, asTelemetry(events));
+    expect(telemetry.checkpoints.filter((c) => c.kind === 'restore')).toEqual([
+      { kind: 'restore', at: expect.any(Number), bytes: restores[0]!.data.bytes, ms: Math.round(restores[0]!.data.restore_seconds * 1000) },
+    ]);
+    // Up to the restore, the time just before it is checkpoint-restore badput (later simulated saves, whose modelled
+    // seconds run far ahead of the wall clock here, may overlay it).
+    const upToRestore = runTelemetryOf(runId, asTelemetry(events.slice(0, events.indexOf(restores[0]!) + 1)));
+    expect(upToRestore.segments.at(-1)![2]).toBe('checkpoint_restore');
 
     // The run's own metrics name the incident with its latencies and the breach.
     const metrics = await p.api.call('GET', `/v1/runs/${runId}/metrics`, { key: seed.requester });

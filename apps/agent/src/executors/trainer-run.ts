@@ -166,6 +166,12 @@ export class TrainerRun {
         this.events.checkpoint(checkpoint);
         return;
       }
+      case 'restored': {
+        if (line.step !== this.spec.resume_from?.step) return this.invalid(lineNumber, 'restore of a step this attempt does not resume from');
+        const { type: _, ...restored } = line;
+        this.events.restored(restored);
+        return;
+      }
       case 'metrics':
         this.metrics = line.metrics;
         if (line.step !== undefined) this.note(line.step, undefined);

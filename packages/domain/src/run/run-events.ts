@@ -187,7 +187,7 @@ export interface RunEventMap {
     resume_latency_s?: number;
   };
   /** An agent restored a checkpoint at the start of a resumed attempt, and how long the restore took. */
-  CheckpointRestored: { run_id: string; checkpoint_id: string; step: number; bytes: number; restore_seconds: number; stage: string; attempt: number; task_id?: string };
+  CheckpointRestored: { run_id: string; checkpoint_id: string; step: number; bytes: number; restore_seconds: number; stage: string; attempt: number; task_id?: string; seq?: number };
   /**
    * An incident missed an SLO: its detection latency (when the failure was detected) or its resume latency (when
    * the run resumed), against the operator's target or the seed's hard bound. Appended in the same transaction as
