@@ -60,6 +60,10 @@ describe('process executor with the reference trainer', () => {
     const b = await runTask(executor, resumed);
     expect(b.outcome).toMatchObject({ kind: 'completed', step: 300 });
     expect(b.events.logs).toContain('trainer: resumed at step 200');
+    // The restore is reported once, before the first step: the checkpoint's bytes as read, and its time.
+    expect(b.events.restores).toEqual([{ step: 200, bytes: at200.bytes, restore_seconds: expect.any(Number) }]);
+    expect(b.events.order[0]).toBe('restored');
+    expect(a.events.restores).toEqual([]);
     expect(b.events.progresses[0]!.step).toBe(201);
     const lossOf = (events: RecordedEvents, step: number) => events.progresses.find((x) => x.step === step)!.loss!;
     const meanLoss = (events: RecordedEvents, from: number) => Array.from({ length: 10 }, (_, i) => lossOf(events, from + i)).reduce((s, x) => s + x, 0) / 10;
