@@ -1,3 +1,4 @@
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SimulatedExecutor, parseSimFaults } from '@ito/agent';
 import { buildApp } from '@ito/api';
@@ -115,6 +116,26 @@ describe('operations metrics on /metrics, from a real run with a crash (postgres
       expect(r.get('ito_heartbeats_ingested_total')).toBe(0);
     } finally {
       await replica.close();
+    }
+  });
+
+  it('a store that does not answer leaves its series out and counts the failure; the rest is still served', async () => {
+    const url = new URL(p.api.pool.options.connectionString!);
+    url.pathname = '/ito_no_such_database';
+    const broken = new pg.Pool({ connectionString: url.toString(), max: 2 });
+    const replica = await buildApp({ logger: createLogger({ level: 'silent' }), readiness: [], pool: broken });
+    try {
+      const answer = await replica.inject({ method: 'GET', url: '/metrics' });
+      expect(answer.statusCode).toBe(200);
+      const m = parse(answer.body);
+      for (const metric of ['ito_runs', 'ito_slo_detection_latency_seconds', 'ito_slo_resume_latency_seconds', 'ito_slo_breaches_total']) {
+        expect(m.get(`ito_metrics_read_failures_total{metric="${metric}"}`), metric).toBe(1);
+      }
+      expect([...m.keys()].some((k) => k.startsWith('ito_runs{'))).toBe(false);
+      expect(m.get('ito_heartbeats_ingested_total')).toBe(0);
+    } finally {
+      await replica.close();
+      await broken.end();
     }
   });
 });

@@ -3,7 +3,7 @@ import { Counter, Histogram, type Registry } from 'prom-client';
 import { RUN_STATES } from '@ito/contracts';
 import type { Ledger, LedgerTx } from '@ito/ledger';
 import { registerQueueMetrics, type QueueSource } from './queue-metrics.js';
-import { registerScrapedMetric } from './scraped-metric.js';
+import { ScrapedMetrics } from './scraped-metric.js';
 import { registerSloMetrics } from './slo-metrics.js';
 
 /** The metrics the API's own code feeds: heartbeats taken in, and the time of each ledger append it makes. */
@@ -21,7 +21,8 @@ export interface OperationsMetrics {
  */
 export function registerOperationsMetrics(registry: Registry, pool: pg.Pool, queues: QueueSource | undefined): OperationsMetrics {
   const states = new Set<string>(RUN_STATES);
-  registerScrapedMetric(registry, {
+  const scraped = new ScrapedMetrics(registry);
+  scraped.register({
     name: 'ito_runs',
     help: 'Runs by state, from the runs projection at scrape time.',
     type: 'gauge',
@@ -31,8 +32,9 @@ export function registerOperationsMetrics(registry: Registry, pool: pg.Pool, que
       return [...states].map((state) => ({ labels: { state }, value: counts.get(state) ?? 0 }));
     },
   });
-  registerSloMetrics(registry, pool);
-  if (queues) registerQueueMetrics(registry, queues);
+  registerSloMetrics(scraped, pool);
+  if (queues) registerQueueMetrics(scraped, queues);
+  scraped.registerFailures();
 
   const heartbeatsIngested = new Counter({
     name: 'ito_heartbeats_ingested_total',

@@ -1,6 +1,5 @@
-import type { Registry } from 'prom-client';
 import type { JobCatalog, QueueKit } from '@ito/queue';
-import { histogramSamples, registerScrapedMetric, type Sample } from './scraped-metric.js';
+import { histogramSamples, type ScrapedMetrics, type Sample } from './scraped-metric.js';
 
 export const QUEUE_STATES = ['waiting', 'active', 'delayed', 'failed'] as const;
 
@@ -34,9 +33,9 @@ function queuesOf(catalogs: readonly JobCatalog[]): Map<string, Set<string>> {
  * it is a window, not a running total: the worker role serves no HTTP of its own to count every job, and the
  * queue is the one place every worker's jobs meet.
  */
-export function registerQueueMetrics(registry: Registry, source: QueueSource): void {
+export function registerQueueMetrics(scraped: ScrapedMetrics, source: QueueSource): void {
   const queues = queuesOf(source.catalogs);
-  registerScrapedMetric(registry, {
+  scraped.register({
     name: 'ito_queue_jobs',
     help: 'Jobs in each queue by state (waiting, active, delayed, failed), read from the queue backend at scrape time.',
     type: 'gauge',
@@ -49,7 +48,7 @@ export function registerQueueMetrics(registry: Registry, source: QueueSource): v
       return samples;
     },
   });
-  registerScrapedMetric(registry, {
+  scraped.register({
     name: 'ito_job_duration_seconds',
     help: `Processing time (finishedOn − processedOn) of the last ${RECENT_JOBS} completed jobs each queue keeps, by queue and job name, read at scrape time: a recent window, not a running total.`,
     type: 'histogram',

@@ -1,6 +1,5 @@
 import type pg from 'pg';
-import type { Registry } from 'prom-client';
-import { histogramSamples, registerScrapedMetric, type Sample } from './scraped-metric.js';
+import { histogramSamples, type ScrapedMetrics, type Sample } from './scraped-metric.js';
 
 /** Bounds that bracket the default targets (10 s, 60 s) and the seed's bounds (600 s, 900 s). */
 export const SLO_BUCKETS = [1, 2, 5, 10, 20, 30, 60, 120, 300, 600, 900] as const;
@@ -26,20 +25,20 @@ async function latencyHistogram(pool: pg.Pool, name: string, column: 'detection_
  * The SLO series, computed from the ledger's SLO records at scrape time: detection and resume latency of every
  * incident a run resumed from, by kind, and the breaches by SLO and bound.
  */
-export function registerSloMetrics(registry: Registry, pool: pg.Pool): void {
-  registerScrapedMetric(registry, {
+export function registerSloMetrics(scraped: ScrapedMetrics, pool: pg.Pool): void {
+  scraped.register({
     name: 'ito_slo_detection_latency_seconds',
     help: 'Detection latency of each incident a run resumed from (detected − last heartbeat or progress), by incident kind; from the ledger.',
     type: 'histogram',
     read: () => latencyHistogram(pool, 'ito_slo_detection_latency_seconds', 'detection_s'),
   });
-  registerScrapedMetric(registry, {
+  scraped.register({
     name: 'ito_slo_resume_latency_seconds',
     help: 'Resume latency of each incident a run resumed from (RunResumed − detected), by incident kind; from the ledger.',
     type: 'histogram',
     read: () => latencyHistogram(pool, 'ito_slo_resume_latency_seconds', 'resume_s'),
   });
-  registerScrapedMetric(registry, {
+  scraped.register({
     name: 'ito_slo_breaches_total',
     help: 'SloBreached events recorded, by SLO (detection, resume) and bound (target, seed); from the ledger.',
     type: 'counter',
