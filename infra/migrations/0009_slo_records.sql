@@ -1,21 +1,17 @@
-CREATE TABLE "slo_breaches" (
-	"position" bigint PRIMARY KEY NOT NULL,
+CREATE TABLE "slo_breach_counts" (
 	"tenant_id" text NOT NULL,
-	"run_id" text NOT NULL,
-	"incident_kind" text NOT NULL,
 	"slo" text NOT NULL,
 	"bound" text NOT NULL,
-	"measured_s" double precision NOT NULL,
-	"target_s" double precision NOT NULL
+	"count" bigint NOT NULL,
+	CONSTRAINT "slo_breach_counts_tenant_id_slo_bound_pk" PRIMARY KEY("tenant_id","slo","bound")
 );
 --> statement-breakpoint
-CREATE TABLE "slo_incidents" (
-	"position" bigint PRIMARY KEY NOT NULL,
+CREATE TABLE "slo_latency_counts" (
 	"tenant_id" text NOT NULL,
-	"run_id" text NOT NULL,
+	"latency" text NOT NULL,
 	"incident_kind" text NOT NULL,
-	"node_id" text NOT NULL,
-	"detected_at" timestamp with time zone NOT NULL,
-	"detection_s" double precision,
-	"resume_s" double precision
+	"bucket" integer NOT NULL,
+	"count" bigint NOT NULL,
+	"sum_s" double precision NOT NULL,
+	CONSTRAINT "slo_latency_counts_tenant_id_latency_incident_kind_bucket_pk" PRIMARY KEY("tenant_id","latency","incident_kind","bucket")
 );

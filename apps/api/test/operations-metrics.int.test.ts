@@ -109,6 +109,14 @@ for (const backend of BACKENDS) {
       expect(text).not.toContain(runId);
       expect(text).not.toContain(resumed.incident.node_id);
 
+      // The SLO counts are a projection like any other: the auditor's replay rebuilds them from the ledger and
+      // finds the live rows equal.
+      expect(Number((await p.api.pool.query('select sum(count) as n from slo_latency_counts')).rows[0].n)).toBe(2);
+      const auditor = (await p.api.admin.createKey({ tenantId: seed.tenant.tenant_id, scopes: ['audit:read'] })).key;
+      const replay = await p.api.call('GET', '/v1/audit/replay', { key: auditor });
+      expect(replay.body.data).toMatchObject({ matches: true, difference_count: 0 });
+      expect(replay.body.data.projections).toContain('slo');
+
       // A second API replica on the same database (and here the queue backend) answers the same from the stores.
       const replica = await buildApp({ logger: createLogger({ level: 'silent' }), readiness: [], pool: p.api.pool, queues: { kit: p.kit, catalogs: [pipelineJobs] } });
       try {

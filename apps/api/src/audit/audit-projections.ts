@@ -16,7 +16,7 @@ export const auditProjections = new ProjectionRegistry()
   .register({
     ...sloProjection,
     tables: [
-      { name: 'slo_incidents', key: ['position'], tenantColumn: 'tenant_id' },
-      { name: 'slo_breaches', key: ['position'], tenantColumn: 'tenant_id' },
+      { name: 'slo_latency_counts', key: ['tenant_id', 'latency', 'incident_kind', 'bucket'], tenantColumn: 'tenant_id' },
+      { name: 'slo_breach_counts', key: ['tenant_id', 'slo', 'bound'], tenantColumn: 'tenant_id' },
     ],
   });

@@ -328,28 +328,32 @@ export const roleLeases = pgTable('role_leases', {
 });
 
 /**
- * The SLO record of every incident a run resumed from (projected from `RunResumed`): its kind, node, detection
- * and resume latency. One row per incident, so the /metrics histograms are one aggregate over a small table.
+ * The SLO latency histograms, kept as counts (projected from `RunResumed`): per tenant, latency (`detection` or
+ * `resume`), incident kind and bucket (the index of its upper bound in SLO_BUCKETS, the last one +Inf), how many
+ * incidents fell in that bucket and the sum of their latencies. /metrics reads these few rows, never a row per
+ * incident, however long the history.
  */
-export const sloIncidents = pgTable('slo_incidents', {
-  position: bigint('position', { mode: 'number' }).primaryKey(),
-  tenantId: text('tenant_id').notNull(),
-  runId: text('run_id').notNull(),
-  incidentKind: text('incident_kind').notNull(),
-  nodeId: text('node_id').notNull(),
-  detectedAt: timestamp('detected_at', { withTimezone: true }).notNull(),
-  detectionS: doublePrecision('detection_s'),
-  resumeS: doublePrecision('resume_s'),
-});
+export const sloLatencyCounts = pgTable(
+  'slo_latency_counts',
+  {
+    tenantId: text('tenant_id').notNull(),
+    latency: text('latency').notNull(),
+    incidentKind: text('incident_kind').notNull(),
+    bucket: integer('bucket').notNull(),
+    count: bigint('count', { mode: 'number' }).notNull(),
+    sumS: doublePrecision('sum_s').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.tenantId, t.latency, t.incidentKind, t.bucket] })],
+);
 
-/** Every `SloBreached`, projected: which SLO, against which bound, for which kind of incident. */
-export const sloBreaches = pgTable('slo_breaches', {
-  position: bigint('position', { mode: 'number' }).primaryKey(),
-  tenantId: text('tenant_id').notNull(),
-  runId: text('run_id').notNull(),
-  incidentKind: text('incident_kind').notNull(),
-  slo: text('slo').notNull(),
-  bound: text('bound').notNull(),
-  measuredS: doublePrecision('measured_s').notNull(),
-  targetS: doublePrecision('target_s').notNull(),
-});
+/** `SloBreached` events counted per tenant, SLO and bound. */
+export const sloBreachCounts = pgTable(
+  'slo_breach_counts',
+  {
+    tenantId: text('tenant_id').notNull(),
+    slo: text('slo').notNull(),
+    bound: text('bound').notNull(),
+    count: bigint('count', { mode: 'number' }).notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.tenantId, t.slo, t.bound] })],
+);
