@@ -55,6 +55,12 @@ for (const backend of BACKENDS) {
       ]);
       const resumedAt = events.findIndex((e) => e.type === 'RunResumed');
       expect(events.slice(resumedAt, resumedAt + 3).map((e) => e.type)).toEqual(['RunResumed', 'StageStarted', 'SloBreached']);
+      const tx = await p.api.pool.query<{ type: string; transaction_id: string }>(
+        "select type, transaction_id::text from events where stream_id = $1 and type in ('RunResumed', 'SloBreached')",
+        [`run-${runId}`],
+      );
+      expect(tx.rows.map((r) => r.type).sort()).toEqual(['RunResumed', 'SloBreached']);
+      expect(tx.rows[0]!.transaction_id).toBe(tx.rows[1]!.transaction_id);
 
       // The resumed attempt's rank 0 restored the checkpoint it resumes from: recorded once, before its first step,
       // and counted by the telemetry as checkpoint-restore badput.
