@@ -3,6 +3,7 @@ import {
   decideNodeFailure,
   decideNodeRecovered,
   decideTaskReport,
+  expectedStepSeconds,
   judgeNode,
   nextCommands,
   nextGraceFrom,
@@ -39,6 +40,19 @@ describe('liveness rules', () => {
     expect(judgeNode(stuck(14.5, 0.01), SETTINGS, clock(20))).toEqual({ kind: 'alive' });
     expect(judgeNode(stuck(13.5, 0.01), SETTINGS, clock(20))).toMatchObject({ kind: 'hung' });
     expect(judgeNode({ ...beating, planned_step_s: null, progress: null }, SETTINGS, clock(20))).toEqual({ kind: 'alive' });
+  });
+
+  it('before its own step time is measured, a resumed attempt is judged on the stage\'s measured one, not the plan\'s', () => {
+    // The plan models 100 s per step; the stage's earlier attempt measured 0.5 s (a simulated clock, or a faster
+    // node). Stuck for 7 s: hung against 5 × 0.5 s (never under the misses' 6 s), where the plan would wait 500 s.
+    const resumed = { ...node, planned_step_s: 100, last_heartbeat_at: T(20), progress: { step: 40, progress_at: T(13), step_s: null } };
+    expect(judgeNode(resumed, SETTINGS, clock(20))).toEqual({ kind: 'alive' });
+    expect(judgeNode({ ...resumed, stage_step_s: 0.5 }, SETTINGS, clock(20))).toMatchObject({ kind: 'hung', stuck_s: 7, expected_step_s: 0.5 });
+    expect(judgeNode({ ...resumed, stage_step_s: 2 }, SETTINGS, clock(20))).toEqual({ kind: 'alive' });
+    // Its own measurement, once there, wins; nothing usable falls back to the plan.
+    expect(expectedStepSeconds({ progress: { step: 1, progress_at: T(0), step_s: 3 }, stage_step_s: 0.5, planned_step_s: 100 })).toBe(3);
+    expect(expectedStepSeconds({ progress: null, stage_step_s: 0, planned_step_s: 100 })).toBe(100);
+    expect(expectedStepSeconds({ progress: null, stage_step_s: null, planned_step_s: null })).toBeNull();
   });
 
   it('judges a hang by what the heartbeats said, so a late heartbeat is silence, not a hang', () => {
