@@ -7,6 +7,7 @@ import { EXAMPLE_MANIFEST } from '../../support/api.js';
 import { freshDatabase } from '../../support/db.js';
 import type { ScratchDatabase } from '../../support/scratch-db.js';
 import { freePort } from '../../support/services.js';
+import { ledgerFindings, type LedgerExpectations } from './ledger-checks.js';
 import { AGENT, SERVER, startProcess, waitReady, type Proc } from './processes.js';
 
 export interface LedgerEvent {
@@ -121,10 +122,14 @@ export async function startCluster(opts: ClusterOptions = {}) {
     return r.body.data.run_id as string;
   };
 
+  /** Every event an answered read showed the test: none of them may be lost or changed later. */
+  const acknowledged = new Map<number, LedgerEvent>();
   const events = async (runId: string): Promise<LedgerEvent[]> => {
     const r = await call('GET', `/v1/runs/${runId}/events`);
     if (r.status !== 200) throw new Error(`events of ${runId}: ${JSON.stringify(r.body)}`);
-    return r.body.data.events;
+    const answered = r.body.data.events as LedgerEvent[];
+    for (const e of answered) acknowledged.set(e.position, e);
+    return answered;
   };
 
   /** Waits on the ledger until `found` returns something; fails with the events and every process's output tail. */
@@ -164,6 +169,10 @@ export async function startCluster(opts: ClusterOptions = {}) {
     events,
     waitFor,
     tails,
+    acknowledged,
+    /** The shared ledger assertions (support/ledger-checks.ts) for this cluster's run; [] when the ledger is whole. */
+    ledgerFindings: (runId: string, ends: LedgerExpectations['ends'] = { event: 'RunSucceeded', state: 'succeeded' }) =>
+      ledgerFindings(db.url, { runId, tenantId: tenant.tenant_id, ends, acknowledged: acknowledged.values() }),
     async stop() {
       for (const p of [...agents.values()]) {
         if (p.child.signalCode === 'SIGSTOP' || p.child.exitCode === null) p.child.kill('SIGCONT');
@@ -181,22 +190,3 @@ export async function startCluster(opts: ClusterOptions = {}) {
 
 export type Cluster = Awaited<ReturnType<typeof startCluster>>;
 
-/** The ledger-wide invariants every chaos scenario ends with: nothing recorded twice, no attempt run twice. */
-export function invariantViolations(events: LedgerEvent[]): string[] {
-  const problems: string[] = [];
-  const versions = events.map((e) => e.version);
-  if (versions.some((v, i) => v !== i + 1)) problems.push('stream versions are not 1..n without gaps');
-  const seen = new Set<string>();
-  for (const e of events) {
-    let key: string | null = null;
-    if (e.type === 'StageStarted' || e.type === 'StageCompleted' || e.type === 'StageFailed') key = `${e.type}:${e.data.stage}@${e.data.attempt ?? 1}`;
-    if (e.type === 'CheckpointSaved') key = `${e.type}:${e.data.checkpoint_id}`;
-    if (e.type === 'TaskCompleted' || e.type === 'TaskFailed') key = `${e.type}:${e.data.task_id}`;
-    if (e.type === 'ProgressRecorded' && e.data.seq !== undefined) key = `${e.type}:${e.data.task_id}:${e.data.seq}`;
-    if (e.type === 'RunSucceeded' || e.type === 'RunFailed' || e.type === 'RunReserved') key = e.type;
-    if (key === null) continue;
-    if (seen.has(key)) problems.push(`recorded twice: ${key}`);
-    seen.add(key);
-  }
-  return problems;
-}
