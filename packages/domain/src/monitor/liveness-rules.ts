@@ -26,8 +26,9 @@ export interface NodeObservation {
 /**
  * `grace_from`: since when the monitor's view can be trusted. It is the monitor's own start (or takeover), or
  * the first sweep after a gap in its sweeps (the database or the monitor itself was unreachable): heartbeats
- * sent in the gap were never recorded, so every agent gets one interval from then to be heard again before
- * anyone is declared lost or hung.
+ * sent in the gap were never recorded, so silence before then is no evidence. A node is lost only after the
+ * misses counted from then (an agent whose beats failed during the outage retries on its own cycle, and the API
+ * may come up after the monitor), and nobody is judged hung in the first interval.
  */
 export interface SweepClock {
   now: Date;
@@ -42,7 +43,7 @@ export type LivenessVerdict =
 const seconds = (ms: number) => ms / 1000;
 
 /**
- * Lost: silent for more than `misses` intervals. Hung: heard from, and its heartbeats say the task's step has not
+ * Lost: silent for more than `misses` intervals, counting only silence since `grace_from`. Hung: heard from, and its heartbeats say the task's step has not
  * moved for k × its expected step time (`expectedStepSeconds`), and never less than `misses`
  * intervals (progress travels with the heartbeats). Neither before one interval after `grace_from`. Pure.
  */
@@ -51,7 +52,8 @@ export function judgeNode(obs: NodeObservation, settings: LivenessSettings, cloc
   if (seconds(now - clock.grace_from.getTime()) < settings.interval_s) return { kind: 'alive' };
   const lostAfter = settings.interval_s * settings.misses;
   const silent = obs.last_heartbeat_at ? seconds(now - obs.last_heartbeat_at.getTime()) : Number.POSITIVE_INFINITY;
-  if (silent > lostAfter) return { kind: 'lost', silent_s: Number.isFinite(silent) ? silent : lostAfter };
+  const observedSilence = Math.min(silent, seconds(now - clock.grace_from.getTime()));
+  if (observedSilence > lostAfter) return { kind: 'lost', silent_s: Number.isFinite(silent) ? silent : lostAfter };
   const p = obs.progress;
   const expected = expectedStepSeconds(obs);
   if (!p || expected === null) return { kind: 'alive' };
