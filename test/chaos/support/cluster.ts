@@ -30,6 +30,10 @@ export interface ClusterOptions {
   /** Where the servers reach PostgreSQL (a proxy in front of it), if not directly. */
   serverDatabaseUrl?: (direct: string) => string;
   agentEnv?: (name: string) => Record<string, string>;
+  /** A migrated database of the test's own (a private PostgreSQL) instead of a scratch one on the shared server. */
+  database?: ScratchDatabase;
+  /** Queue on this Redis (BullMQ) instead of PostgreSQL. */
+  redisUrl?: string;
 }
 
 /**
@@ -39,7 +43,7 @@ export interface ClusterOptions {
  */
 export async function startCluster(opts: ClusterOptions = {}) {
   const dir = mkdtempSync(join(tmpdir(), 'ito-chaos-'));
-  const db: ScratchDatabase = await freshDatabase();
+  const db: ScratchDatabase = opts.database ?? (await freshDatabase());
   const intervalS = opts.intervalS ?? 1;
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
@@ -49,6 +53,7 @@ export async function startCluster(opts: ClusterOptions = {}) {
     ITO_DATABASE_URL: opts.serverDatabaseUrl ? opts.serverDatabaseUrl(db.url) : db.url,
     ITO_HEARTBEAT_INTERVAL_S: String(intervalS),
     ITO_HANG_STEP_FACTOR: String(opts.hangFactor ?? 5),
+    ...(opts.redisUrl ? { ITO_REDIS_URL: opts.redisUrl } : {}),
     ITO_LOG_LEVEL: 'info',
   });
   const servers: Proc[] = [];
@@ -109,15 +114,20 @@ export async function startCluster(opts: ClusterOptions = {}) {
     return { status: r.status, body: (await r.json()) as any };
   };
 
-  /** Requests, approves and submits a train of the example manifest; returns the run id. */
-  const submitRun = async (key = 'chaos-run'): Promise<string> => {
+  /** Requests and approves a train of the example manifest; returns the body POST /v1/runs takes. */
+  const approvedTrain = async () => {
     const manifest = EXAMPLE_MANIFEST;
     const digest = manifestDigest(manifest);
     const c = await call('POST', '/v1/confirmations', { action: 'train.create', booking_id: booking.booking_id, manifest, manifest_digest: digest });
     if (c.status !== 201) throw new Error(`confirmation refused: ${JSON.stringify(c.body)}`);
     const ref = c.body.data.confirmation_ref as string;
     await call('POST', `/v1/confirmations/${ref}/approve`, undefined, tenant.approver_key);
-    const r = await call('POST', '/v1/runs', { booking_id: booking.booking_id, manifest, manifest_digest: digest, confirmation_ref: ref }, tenant.requester_key, { 'idempotency-key': key });
+    return { booking_id: booking.booking_id, manifest, manifest_digest: digest, confirmation_ref: ref };
+  };
+
+  /** Requests, approves and submits a train of the example manifest; returns the run id. */
+  const submitRun = async (key = 'chaos-run'): Promise<string> => {
+    const r = await call('POST', '/v1/runs', await approvedTrain(), tenant.requester_key, { 'idempotency-key': key });
     if (r.status !== 201) throw new Error(`train refused: ${JSON.stringify(r.body)}`);
     return r.body.data.run_id as string;
   };
@@ -165,6 +175,7 @@ export async function startCluster(opts: ClusterOptions = {}) {
     startAgent,
     startServer,
     call,
+    approvedTrain,
     submitRun,
     events,
     waitFor,
