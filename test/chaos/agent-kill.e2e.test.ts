@@ -11,7 +11,7 @@ const of = (events: LedgerEvent[], type: string) => events.filter((e) => e.type 
 
 describe('chaos: an agent killed with SIGKILL mid-training', () => {
   it('is declared lost after the misses, only its node is replaced (by the spare), training resumes from the last checkpoint and the run succeeds', async () => {
-    cluster = await startCluster({ nodes: 2, spares: 1, intervalS: 1, timeScale: 8_000 });
+    cluster = await startCluster({ nodes: 2, spares: 1, intervalS: 1, timeScale: 16_000 });
     const c = cluster;
     const run = await c.submitRun();
     // Mid-pretrain, once a checkpoint exists.

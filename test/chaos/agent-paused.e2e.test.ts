@@ -13,7 +13,7 @@ const of = (events: LedgerEvent[], type: string) => events.filter((e) => e.type 
 
 describe('chaos: the agent of rank 0 is frozen (SIGSTOP) past the misses, then thawed (SIGCONT)', () => {
   it('is declared lost, the run resumes on the spare, the thawed agent is fenced off its old attempt, its node is recovered, and the run succeeds once', async () => {
-    cluster = await startCluster({ nodes: 2, spares: 1, intervalS: 1, timeScale: 8_000 });
+    cluster = await startCluster({ nodes: 2, spares: 1, intervalS: 1, timeScale: 16_000 });
     const c = cluster;
     const run = await c.submitRun();
     const started = await c.waitFor(run, 'a pretrain checkpoint', (e) => e.some((x) => x.type === 'CheckpointSaved' && x.data.stage === 'pretrain') && e.find((x) => x.type === 'StageStarted' && x.data.stage === 'pretrain'));

@@ -20,7 +20,7 @@ const of = (events: LedgerEvent[], type: string) => events.filter((e) => e.type 
 
 describe('chaos: the API is killed (SIGKILL) after it took a train request and before its answer reached the client', () => {
   it('the client, its connection broken, sends the same request with the same idempotency key and finds the one run', async () => {
-    cluster = await startCluster({ nodes: 2, spares: 0, intervalS: 1, timeScale: 8_000, servers: [['api'], ['worker'], ['monitor']] });
+    cluster = await startCluster({ nodes: 2, spares: 0, intervalS: 1, timeScale: 16_000, servers: [['api'], ['worker'], ['monitor']] });
     const c = cluster;
     pool = new pg.Pool({ connectionString: c.db.url, max: 1 });
     proxy = await startPausableProxy(Number(new URL(c.url).port));

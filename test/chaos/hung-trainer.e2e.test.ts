@@ -8,7 +8,7 @@ afterEach(async () => {
 });
 
 const of = (events: LedgerEvent[], type: string) => events.filter((e) => e.type === type);
-/** Pretrain runs about 9,500 steps; by step 3,000 several checkpoints are saved. */
+/** Pretrain runs about 4,750 steps; by step 3,000 several checkpoints are saved. */
 const HANG_STEP = 3_000;
 
 describe('chaos: the trainer of rank 1 hangs while its agent keeps beating', () => {
@@ -19,7 +19,7 @@ describe('chaos: the trainer of rank 1 hangs while its agent keeps beating', () 
       nodes: 2,
       spares: 1,
       intervalS: 1,
-      timeScale: 8_000,
+      timeScale: 16_000,
       agentEnv: () => ({ ITO_SIM_FAULTS: `hang@step=${HANG_STEP},stage=pretrain,rank=1,attempt=1` }),
     });
     const c = cluster;

@@ -22,7 +22,7 @@ interface LeaseRow {
 
 describe('chaos: the monitor holding the lease is killed (SIGKILL), a second monitor stands by', () => {
   it('the standby takes the lease within one interval, and a node lost afterwards is still detected and replaced', async () => {
-    cluster = await startCluster({ nodes: 2, spares: 1, intervalS: 1, timeScale: 8_000, servers: [['api'], ['worker'], ['monitor'], ['monitor']] });
+    cluster = await startCluster({ nodes: 2, spares: 1, intervalS: 1, timeScale: 16_000, servers: [['api'], ['worker'], ['monitor'], ['monitor']] });
     const c = cluster;
     pool = new pg.Pool({ connectionString: c.db.url, max: 1 });
     const lease = async () => (await pool!.query<LeaseRow>("select holder, token, renewed_at, now() as now from role_leases where role = 'monitor'")).rows[0];

@@ -11,7 +11,7 @@ const of = (events: LedgerEvent[], type: string) => events.filter((e) => e.type 
 
 describe('chaos: a node of a booking with no spare is lost, then comes back', () => {
   it('the run goes on re-planned on the node left, and the next stage grows back onto both', async () => {
-    cluster = await startCluster({ nodes: 2, spares: 0, intervalS: 1, timeScale: 8_000 });
+    cluster = await startCluster({ nodes: 2, spares: 0, intervalS: 1, timeScale: 16_000 });
     const c = cluster;
     const run = await c.submitRun();
     const started = await c.waitFor(run, 'a pretrain checkpoint', (e) => e.some((x) => x.type === 'CheckpointSaved' && x.data.stage === 'pretrain') && e.find((x) => x.type === 'StageStarted' && x.data.stage === 'pretrain'));

@@ -13,7 +13,7 @@ const DOWN_MS = 4_000;
 
 describe('chaos: the whole control plane (all roles, one process) is killed mid-training and started again', () => {
   it('agents keep training, hold their reports, reattach and deliver them: no node lost, no report lost or recorded twice, the run succeeds', async () => {
-    cluster = await startCluster({ nodes: 2, spares: 1, intervalS: 1, timeScale: 8_000 });
+    cluster = await startCluster({ nodes: 2, spares: 1, intervalS: 1, timeScale: 16_000 });
     const c = cluster;
     const run = await c.submitRun();
     const started = await c.waitFor(run, 'a pretrain checkpoint', (e) => e.some((x) => x.type === 'CheckpointSaved' && x.data.stage === 'pretrain') && e.find((x) => x.type === 'StageStarted' && x.data.stage === 'pretrain'));

@@ -27,7 +27,7 @@ describe('chaos: PostgreSQL and Redis (private instances of this test) are resta
       nodes: 2,
       spares: 1,
       intervalS: 1,
-      timeScale: 8_000,
+      timeScale: 16_000,
       database: { url: postgres.url, name: 'postgres', drop: async () => undefined },
       redisUrl: redis.url,
     });

@@ -18,6 +18,18 @@ export interface LedgerEvent {
   data: any;
 }
 
+/**
+ * The example manifest trimmed to pretrain and mid-train (their gates kept): every scenario breaks something in
+ * pretrain, and one needs the next training stage; the long-context and post-training stages would only add time.
+ */
+export const CHAOS_MANIFEST = (() => {
+  const m = JSON.parse(EXAMPLE_MANIFEST);
+  m.target.curriculum = ['pretrain', 'mid_train'];
+  delete m.eval.gates.long_context;
+  delete m.eval.gates.post_training;
+  return `${JSON.stringify(m, null, 2)}\n`;
+})();
+
 export interface ClusterOptions {
   /** Nodes the booking plans for, plus spares registered beyond them. */
   nodes?: number;
@@ -98,10 +110,11 @@ export async function startCluster(opts: ClusterOptions = {}) {
     return p;
   };
   const names = Array.from({ length: planned + (opts.spares ?? 0) }, (_, i) => `gpu-${String(i + 1).padStart(2, '0')}`);
-  for (const name of names) {
-    const node = await admin(['node', 'register', '--booking', booking.booking_id, '--name', name]);
-    nodeIds.set(name, node.node_id);
-    credentials.set(name, node.node_credential);
+  // Registered side by side (each is a CLI process), then started in name order.
+  const registered = await Promise.all(names.map((name) => admin(['node', 'register', '--booking', booking.booking_id, '--name', name])));
+  for (const [i, name] of names.entries()) {
+    nodeIds.set(name, registered[i].node_id);
+    credentials.set(name, registered[i].node_credential);
     startAgent(name);
   }
 
@@ -114,9 +127,9 @@ export async function startCluster(opts: ClusterOptions = {}) {
     return { status: r.status, body: (await r.json()) as any };
   };
 
-  /** Requests and approves a train of the example manifest; returns the body POST /v1/runs takes. */
+  /** Requests and approves a train of the chaos manifest; returns the body POST /v1/runs takes. */
   const approvedTrain = async () => {
-    const manifest = EXAMPLE_MANIFEST;
+    const manifest = CHAOS_MANIFEST;
     const digest = manifestDigest(manifest);
     const c = await call('POST', '/v1/confirmations', { action: 'train.create', booking_id: booking.booking_id, manifest, manifest_digest: digest });
     if (c.status !== 201) throw new Error(`confirmation refused: ${JSON.stringify(c.body)}`);
@@ -125,7 +138,7 @@ export async function startCluster(opts: ClusterOptions = {}) {
     return { booking_id: booking.booking_id, manifest, manifest_digest: digest, confirmation_ref: ref };
   };
 
-  /** Requests, approves and submits a train of the example manifest; returns the run id. */
+  /** Requests, approves and submits a train of the chaos manifest; returns the run id. */
   const submitRun = async (key = 'chaos-run'): Promise<string> => {
     const r = await call('POST', '/v1/runs', await approvedTrain(), tenant.requester_key, { 'idempotency-key': key });
     if (r.status !== 201) throw new Error(`train refused: ${JSON.stringify(r.body)}`);
