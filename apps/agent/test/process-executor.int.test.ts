@@ -91,12 +91,13 @@ describe('process executor with the reference trainer', () => {
     expect(b.events.checkpoints.map((c) => c.step)).toEqual([200, 300]);
   });
 
-  it('reports and saves from rank 0 only; every rank completes', async () => {
+  it('reports and saves from rank 0 only; every rank completes, and tells its agent its steps for the heartbeat', async () => {
     const executor = processExecutor(dir, referenceTrainer('--checkpoint-every-steps', '50', '--progress-every-steps', '10'));
     const rank1 = await runTask(executor, makeAssignment({ rank: 1, world_size: 2, total_steps: 100, checkpoint: { storage } }));
     expect(rank1.outcome).toMatchObject({ kind: 'completed', step: 100 });
     expect(rank1.events.progresses).toEqual([]);
     expect(rank1.events.checkpoints).toEqual([]);
+    expect(rank1.events.steps).toEqual([10, 20, 30, 40, 50, 60, 70, 80, 90, 100]);
     expect(existsSync(join(dir, 'ckpt'))).toBe(false);
   });
 

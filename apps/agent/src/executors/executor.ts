@@ -4,6 +4,11 @@ import type { Assignment, ExecutorKind, FailureKind, PublishedPolicy, RolloutPol
 export interface TaskEvents {
   /** Training progress; the agent may coalesce these (the latest wins) between reports. */
   progress(p: { step: number; tokens: number; loss?: number; throughput_tokens_per_s?: number; elapsed_s: number; message?: string }): void;
+  /**
+   * The step this rank's trainer has reached, on every rank (only rank 0 reports progress): the agent's heartbeats
+   * carry it, so the monitor sees a hang on any rank, not only on the one that reports. Never sent as a report.
+   */
+  step?(step: number): void;
   /** A checkpoint that is fully written and can be restored from. Never coalesced. */
   checkpoint(c: { step: number; uri: string; bytes: number; save_seconds: number; async: boolean; final?: boolean; simulated?: boolean; elapsed_s?: number }): void;
   /**

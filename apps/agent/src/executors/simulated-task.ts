@@ -27,8 +27,8 @@ interface PendingSave {
 /**
  * One simulated task. Its clock runs at `timeScale` simulated seconds per wall second from the moment it starts;
  * steps, checkpoint stalls and evaluation each take their modelled simulated time, and the task waits (in wall
- * time) whenever it is ahead of its clock. Only rank 0 reports progress and checkpoints; every rank spends the same
- * modelled time, so all ranks of a stage end together.
+ * time) whenever it is ahead of its clock. Only rank 0 reports progress and checkpoints; every rank tells the agent
+ * the step it reached (for the node's heartbeat) and spends the same modelled time, so all ranks of a stage end together.
  */
 export class SimulatedTask {
   private readonly wallStart = performance.now();
@@ -100,6 +100,7 @@ export class SimulatedTask {
       if (rlvr && rlvr.needsBatch(this.step) && !(await rlvr.takeBatch())) continue;
       if (!(await this.advance(step * this.slowFactor))) continue;
       this.step++;
+      this.events.step?.(this.step);
       if (rlvr?.versionEnds(this.step)) await rlvr.publish(this.step);
       this.recordFinishedSaves();
       if (this.meetFaults()) return this.crashed();

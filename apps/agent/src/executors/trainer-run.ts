@@ -156,7 +156,9 @@ export class TrainerRun {
       case 'progress': {
         const { type: _, ...progress } = line;
         this.note(progress.step, progress.elapsed_s);
-        this.events.progress(progress);
+        this.events.step?.(progress.step);
+        // Only rank 0 reports the job's progress; another rank's lines only feed its node's heartbeat.
+        if (this.spec.rank === 0) this.events.progress(progress);
         return;
       }
       case 'checkpoint': {

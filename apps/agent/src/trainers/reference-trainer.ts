@@ -145,8 +145,8 @@ class ReferenceTraining {
     return true;
   }
 
+  /** Every rank writes progress lines: the agent reports rank 0's and feeds the others' steps to its heartbeat. */
   private maybeProgress(): void {
-    if (this.spec.rank !== 0) return;
     const step = this.state.step;
     const wall = performance.now();
     const every = this.options.progressEverySteps;

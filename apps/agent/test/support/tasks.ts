@@ -56,12 +56,19 @@ export class RecordedEvents implements TaskEvents {
   readonly checkpoints: Checkpoint[] = [];
   readonly restores: Restored[] = [];
   readonly logs: string[] = [];
+  /** Steps the task said it reached (every rank), which the agent's heartbeats carry. */
+  readonly steps: number[] = [];
   readonly order: Array<'progress' | 'checkpoint' | 'restored'> = [];
   private waiters: Array<() => void> = [];
 
   progress(p: Progress): void {
     this.progresses.push(p);
     this.order.push('progress');
+    this.notify();
+  }
+
+  step(n: number): void {
+    this.steps.push(n);
     this.notify();
   }
 
