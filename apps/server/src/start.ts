@@ -40,6 +40,7 @@ export async function startServer(cfg: ItoConfig, roles: Role[], logger: Logger)
     const backend = queueBackendFromEnv(cfg, db.url);
     const kit = createQueueKit(backend, {
       prefix: cfg.ITO_QUEUE_PREFIX,
+      jobLockMs: cfg.ITO_JOB_LOCK_S * 1000,
       onError: (err, source) => logger.warn({ ...source, err: { message: err.message } }, 'queue connection error'),
     });
     steps.push({ name: 'queue', run: () => kit.close() });

@@ -43,6 +43,8 @@ export const envSchema = z.object({
   /** SLO targets (seconds): a failure detected within this of its last evidence, training resumed within this of detection. */
   ITO_SLO_DETECTION_TARGET_S: positiveNumber.max(600, "expected at most 600 (the seed's 10-minute detection bound)").default(10),
   ITO_SLO_RESUME_TARGET_S: positiveNumber.max(900, "expected at most 900 (the seed's 15-minute resume bound)").default(60),
+  /** Seconds a worker's claim on a job lasts without renewal: a job whose worker died runs again within about twice this. */
+  ITO_JOB_LOCK_S: positiveNumber.min(1, 'expected at least 1').max(600, 'expected at most 600').default(30),
   ITO_TIME_SCALE: positiveNumber.default(1),
   ITO_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   ITO_CONNECT_TIMEOUT_MS: z.coerce.number().int().min(1).max(600_000).default(5_000),

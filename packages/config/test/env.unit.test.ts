@@ -44,6 +44,13 @@ describe('environment configuration', () => {
     }
   });
 
+  it('reads the job lock: 30 s by default, from 1 to 600 s', () => {
+    expect(loadConfig({}).ITO_JOB_LOCK_S).toBe(30);
+    expect(loadConfig({ ITO_JOB_LOCK_S: '1' }).ITO_JOB_LOCK_S).toBe(1);
+    expect(loadConfig({ ITO_JOB_LOCK_S: '600' }).ITO_JOB_LOCK_S).toBe(600);
+    for (const value of ['0.5', '601', 'long']) expect(() => loadConfig({ ITO_JOB_LOCK_S: value }), value).toThrow(/^invalid environment: ITO_JOB_LOCK_S:/);
+  });
+
   it('treats empty strings as unset', () => {
     expect(loadConfig({ ITO_PORT: '' }).ITO_PORT).toBe(8420);
   });

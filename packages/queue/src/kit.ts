@@ -43,6 +43,13 @@ export interface QueueKitOptions {
    * @defaultValue ignore
    */
   onError?: (err: Error, source: { kind: 'queue' | 'worker'; name: string }) => void;
+  /**
+   * How long a worker's claim on a job lasts unless the worker renews it (it does, while it lives), and how
+   * often workers look for claims left to lapse. A job whose worker died is handed to another worker once its
+   * claim lapsed and the next look finds it: within about twice this.
+   * @defaultValue 30_000 (BullMQ's own)
+   */
+  jobLockMs?: number;
 }
 
 const PREFIX = /^[a-z][a-z0-9_]{0,40}$/;
@@ -72,7 +79,10 @@ export function createQueueKit(cfg: QueueBackendConfig, opts: QueueKitOptions = 
     },
     worker(name, handler, workerOpts = {}) {
       if (closing) throw new Error('queue kit is closed');
-      const w = backend.worker(name, handler, { concurrency: workerOpts.concurrency ?? 1 });
+      const w = backend.worker(name, handler, {
+        concurrency: workerOpts.concurrency ?? 1,
+        ...(opts.jobLockMs !== undefined ? { lockDuration: opts.jobLockMs, stalledInterval: opts.jobLockMs } : {}),
+      });
       w.on('error', (err: Error) => report(err, { kind: 'worker', name }));
       workers.push(w);
       return w;
@@ -92,7 +102,7 @@ export function createQueueKit(cfg: QueueBackendConfig, opts: QueueKitOptions = 
 
 interface Backend {
   queue(name: string): AnyQueue;
-  worker(name: string, handler: Processor, opts: Pick<WorkerOptions, 'concurrency'>): AnyWorker;
+  worker(name: string, handler: Processor, opts: Pick<WorkerOptions, 'concurrency' | 'lockDuration' | 'stalledInterval'>): AnyWorker;
   ping(): Promise<void>;
   assertDurable(): Promise<void>;
   close(): Promise<void>;

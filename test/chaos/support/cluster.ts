@@ -46,6 +46,8 @@ export interface ClusterOptions {
   database?: ScratchDatabase;
   /** Queue on this Redis (BullMQ) instead of PostgreSQL. */
   redisUrl?: string;
+  /** More environment for every server process (e.g. a short job lock). */
+  serverEnv?: Record<string, string>;
 }
 
 /**
@@ -67,6 +69,7 @@ export async function startCluster(opts: ClusterOptions = {}) {
     ITO_HANG_STEP_FACTOR: String(opts.hangFactor ?? 5),
     ...(opts.redisUrl ? { ITO_REDIS_URL: opts.redisUrl } : {}),
     ITO_LOG_LEVEL: 'info',
+    ...(opts.serverEnv ?? {}),
   });
   const servers: Proc[] = [];
   const agents = new Map<string, Proc>();
