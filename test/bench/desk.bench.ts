@@ -1,5 +1,5 @@
 /**
- * `npm run bench:desk -- --json [--runs 10000] [--events 1000000] [--queries 30] [--query-rate 1] [--small]`
+ * `npm run bench:desk -- --json [--runs 10000] [--events 1000000] [--queries 30] [--query-rate 1] [--small] [--keep]`
  *
  * In a scratch database (created, migrated, dropped afterwards) on ITO_DATABASE_URL's server:
  *  1. a ledger of `--runs` runs (default 10,000) over 30 days, about `--events` events in all (default 1,000,000),
@@ -44,6 +44,8 @@ const EVENTS = Math.round(flag('--events', SMALL ? 50_000 : 1_000_000));
 const QUERIES = Math.round(flag('--queries', SMALL ? 10 : 30));
 const QUERY_RATE = flag('--query-rate', SMALL ? 2 : 1);
 const CATCH_UP_BATCH = 1_000;
+/** Leaves the scratch database in place (its URL on stderr), to look at the query plans afterwards. */
+const KEEP = args.includes('--keep');
 const adminUrl = process.env.ITO_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 /** Progress goes to stderr, so `--json` keeps stdout to the one result line. */
 const say = (line: string) => process.stderr.write(`${line}\n`);
@@ -251,7 +253,8 @@ async function main(): Promise<void> {
   } finally {
     await server?.stop();
     await pool.end();
-    await db.drop();
+    if (KEEP) say(`kept ${db.url}`);
+    else await db.drop();
   }
 }
 

@@ -78,3 +78,9 @@ export function cpuMeter(sources: Record<string, () => number>) {
     return Object.fromEntries(Object.entries(sources).map(([k, f]) => [k, Math.round(((f() - before[k]!) / wallS) * 100) / 100]));
   };
 }
+
+/** Like `cpuMeter`, but `stop()` gives the CPU seconds each source used over the phase, unrounded. */
+export function cpuSecondsMeter(sources: Record<string, () => number>) {
+  const before = Object.fromEntries(Object.entries(sources).map(([k, f]) => [k, f()]));
+  return () => Object.fromEntries(Object.entries(sources).map(([k, f]) => [k, f() - before[k]!]));
+}
