@@ -16,7 +16,8 @@
  *  4. the desk query, `GET /v1/desk/telemetry?since=…&until=…&group_by=region,fabric,gpu` over the 30 days,
  *     against `ito-server start --role api` (child process), open loop at `--query-rate` queries per second
  *     (default 1) for `--queries` queries (default 30), latency from the scheduled send time; beside it, on the
- *     same schedule, `GET /v1/auth/whoami` with the same credential (the floor of an authenticated request).
+ *     same schedule, `GET /v1/auth/whoami` with the same credential (the floor of an authenticated request);
+ *     before it, 5 queries one after another (closed loop, one client): the service time of one query.
  * Goals (issue 14): query p99 < 200 ms; catch-up ≥ 0.5 × the plain scan.
  * `--small`: 1,000 runs, 50,000 events, 10 queries at 2/s (under a minute).
  */
@@ -44,6 +45,8 @@ const EVENTS = Math.round(flag('--events', SMALL ? 50_000 : 1_000_000));
 const QUERIES = Math.round(flag('--queries', SMALL ? 10 : 30));
 const QUERY_RATE = flag('--query-rate', SMALL ? 2 : 1);
 const CATCH_UP_BATCH = 1_000;
+/** Queries sent one after another before the open loop, for the service time of one query. */
+const SERIAL_QUERIES = 5;
 /** Leaves the scratch database in place (its URL on stderr), to look at the query plans afterwards. */
 const KEEP = args.includes('--keep');
 const adminUrl = process.env.ITO_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
@@ -232,6 +235,15 @@ async function main(): Promise<void> {
     const check = await fetch(query, { headers: { authorization: `Bearer ${desk.key}` } });
     const sample = (await check.json()) as { data: { groups: unknown[]; totals: { goodput?: number } | null; caught_up: boolean } };
     if (check.status !== 200) throw new Error(`desk query answered ${check.status}: ${JSON.stringify(sample)}`);
+    // Service time: one query at a time, nothing queued behind another (what a query costs, not what load adds).
+    const alone: number[] = [];
+    for (let i = 0; i < SERIAL_QUERIES; i++) {
+      const t0 = performance.now();
+      const r = await fetch(query, { headers: { authorization: `Bearer ${desk.key}` } });
+      await r.arrayBuffer();
+      alone.push(performance.now() - t0);
+    }
+    alone.sort((a, b) => a - b);
     const queryMeter = cpuMeter({ server: () => cpuSeconds(server!.pid), postgres: postgresCpuSource() });
     const deskQuery = await openLoop(query, desk.key, QUERIES, QUERY_RATE);
     const queryCpu = queryMeter();
@@ -244,6 +256,7 @@ async function main(): Promise<void> {
       projection_rows: rows,
       plain_scan_events_per_s: { before: round(scan1.value / scan1.seconds), after: round(scan2.value / scan2.seconds), mean: round(scanRate) },
       catch_up: { events: catchUp.value, seconds: round(catchUp.seconds, 1), events_per_s: round(catchUpRate), ratio_to_scan: round(catchUpRate / scanRate, 3), cpu_cores: catchUpCpu },
+      desk_query_one_at_a_time: { queries: SERIAL_QUERIES, p50_ms: round(percentile(alone, 50), 1), max_ms: round(alone.at(-1) ?? Number.NaN, 1) },
       desk_query: { window_days: 30, group_by: 'region,fabric,gpu', groups: sample.data.groups.length, goodput: sample.data.totals?.goodput ?? null, ...deskQuery, cpu_cores: queryCpu },
       whoami_same_schedule: whoami,
       load_average_1m: loadAverage1m(),
