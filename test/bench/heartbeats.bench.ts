@@ -238,6 +238,13 @@ async function main(): Promise<void> {
       await settle(url);
       return s;
     };
+    // A fresh server opens its pool's connections, prepares its statements and warms its JIT on the first beats:
+    // without this, the first step measured that, and the saturation rule then stopped the route at it.
+    say(`warming both servers up at ${RATES[0]}/s (not measured)…`);
+    await runStep(api.url, credentials, RATES[0]!, api.pid);
+    await settle(api.url);
+    await runStep(bare.url, credentials, RATES[0]!, bare.pid);
+    await settle(bare.url);
     for (const rate of RATES) {
       if (saturated.heartbeat && saturated.bare) break;
       const heartbeat = await step('heartbeat', api.url, api.pid, rate);
