@@ -150,7 +150,7 @@ def train(spec, options):
         state["batch_index"] += 1
         state["step"] += 1
         losses.append(loss)
-        if spec["rank"] == 0 and (state["step"] % options.progress_every_steps == 0 or state["step"] == spec["total_steps"]):
+        if state["step"] % options.progress_every_steps == 0 or state["step"] == spec["total_steps"]:
             ito.progress(step=state["step"], tokens=state["step"] * spec["step_tokens"], loss=sum(losses) / len(losses), elapsed_s=ito.clock())
             losses = []
         every = options.checkpoint_every_steps

@@ -31,8 +31,8 @@ interface Running {
   stopping: string | null;
   ended: Promise<void>;
   /**
-   * The furthest step the trainer reported, while it runs: heartbeats carry it, so the monitor can tell a hang from
-   * a slow step. Null before its first progress (a rank that reports none, a task without steps) and once the
+   * The furthest step the trainer reached, while it runs, on whatever rank: heartbeats carry it, so the monitor can
+   * tell a hang from a slow step on every node. Null before its first step (a task without steps) and once the
    * trainer ended (its last reports may still be on their way): then there is no step to judge.
    */
   step: number | null;
@@ -191,7 +191,16 @@ export class Agent {
         entry.step = Math.max(entry.step ?? p.step, p.step);
         reporter.progress(p);
       },
+      step: (n) => {
+        entry.step = Math.max(entry.step ?? n, n);
+      },
       checkpoint: (c) => reporter.checkpoint(c),
+      // The checkpoint is the one the spec resumes from; a task with none to resume from has nothing to report.
+      restored: (r) => {
+        const from = assignment.spec.resume_from;
+        if (from) reporter.restored({ checkpoint_id: from.checkpoint_id, ...r });
+        else log.warn('the trainer reported a restore, but this attempt resumes from no checkpoint');
+      },
       log: (message) => log.debug({ trainer: message }, 'trainer'),
       ...(exchange ? { exchange } : {}),
     });

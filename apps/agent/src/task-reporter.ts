@@ -1,10 +1,11 @@
-import type { CheckpointBody, CompleteBody, Directive, Envelope, FailBody, ProgressBody, ReportAnswer } from '@ito/contracts';
+import type { CheckpointBody, CompleteBody, Directive, Envelope, FailBody, ProgressBody, ReportAnswer, RestoredBody } from '@ito/contracts';
 import type { AgentApi } from '@ito/client';
 import type { Logger } from '@ito/config';
 
 type Report =
   | { kind: 'progress'; body: Omit<ProgressBody, 'seq' | 'attempt'> }
   | { kind: 'checkpoint'; body: Omit<CheckpointBody, 'seq' | 'attempt'> }
+  | { kind: 'restored'; body: Omit<RestoredBody, 'seq' | 'attempt'> }
   | { kind: 'complete'; body: Omit<CompleteBody, 'seq' | 'attempt'> }
   | { kind: 'fail'; body: Omit<FailBody, 'seq' | 'attempt'> };
 
@@ -51,6 +52,10 @@ export class TaskReporter {
 
   checkpoint(body: Omit<CheckpointBody, 'seq' | 'attempt'>): void {
     this.push({ kind: 'checkpoint', body });
+  }
+
+  restored(body: Omit<RestoredBody, 'seq' | 'attempt'>): void {
+    this.push({ kind: 'restored', body });
   }
 
   finish(report: { kind: 'complete'; body: Omit<CompleteBody, 'seq' | 'attempt'> } | { kind: 'fail'; body: Omit<FailBody, 'seq' | 'attempt'> }): void {
@@ -127,6 +132,8 @@ export class TaskReporter {
         return api.progress(taskId, { ...report.body, attempt, seq });
       case 'checkpoint':
         return api.checkpoint(taskId, { ...report.body, attempt, seq });
+      case 'restored':
+        return api.restored(taskId, { ...report.body, attempt, seq });
       case 'complete':
         return api.complete(taskId, { ...report.body, attempt, seq });
       case 'fail':

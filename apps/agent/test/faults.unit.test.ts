@@ -34,7 +34,10 @@ describe('ITO_SIM_FAULTS parser', () => {
     expect(refusal('hang@step=1,stage=data_prep')).toBe('ITO_SIM_FAULTS entry 1 (hang): stage must name a training, post-training or evaluation stage');
     expect(refusal('slow@step=1,factor=0')).toMatch(/^ITO_SIM_FAULTS entry 1 \(slow\): factor must be a number above 0/);
     expect(refusal('slow@step=1,factor=Infinity')).toMatch(/factor must be a number/);
-    expect(refusal('slow@step=1,speed=2')).toBe('ITO_SIM_FAULTS entry 1 (slow): parameters are step, stage and factor, as key=value');
+    expect(refusal('slow@step=1,speed=2')).toBe('ITO_SIM_FAULTS entry 1 (slow): parameters are step, stage, factor, rank and attempt, as key=value');
+    expect(refusal('hang@step=1,rank=-1')).toBe('ITO_SIM_FAULTS entry 1 (hang): rank must be a whole number');
+    expect(refusal('hang@step=1,attempt=0')).toBe('ITO_SIM_FAULTS entry 1 (hang): attempt must be a whole number from 1');
+    expect(refusal('hang@step=1,rank=1,rank=2')).toBe('ITO_SIM_FAULTS entry 1 (hang): rank is given twice');
     expect(refusal('slow@step')).toBe('ITO_SIM_FAULTS entry 1 (slow): step has no value');
     expect(refusal('crash@step=1 ,stage=pretrain')).toBe('ITO_SIM_FAULTS entry 1 (crash): step must be a whole number');
     expect(refusal('x'.repeat(5000))).toBe('ITO_SIM_FAULTS is longer than 4096 characters');
@@ -63,5 +66,14 @@ describe('fault plan', () => {
     expect(new FaultPlan(parseSimFaults('crash@step=0')).take('crash', evalTask, 0)).toEqual([]);
     expect(plan.take('hang', evalTask, 0)).toHaveLength(1);
     expect(plan.take('hang', evalTask, 0)).toEqual([]);
+  });
+
+  it('meets only the rank and the attempt it names, when it names them', () => {
+    expect(parseSimFaults('hang@step=7,stage=pretrain,rank=1,attempt=1')).toEqual([{ kind: 'hang', step: 7, stage: 'pretrain', factor: null, rank: 1, attempt: 1 }]);
+    const plan = new FaultPlan(parseSimFaults('hang@step=7,stage=pretrain,rank=1,attempt=1'));
+    expect(plan.take('hang', { ...train, rank: 0, attempt: 1 }, 8)).toEqual([]);
+    expect(plan.take('hang', { ...train, rank: 1, attempt: 2 }, 8)).toEqual([]);
+    expect(plan.take('hang', { ...train, rank: 1, attempt: 1 }, 8)).toHaveLength(1);
+    expect(plan.take('hang', { ...train, rank: 1, attempt: 1 }, 9)).toEqual([]);
   });
 });

@@ -60,6 +60,10 @@ describe('process executor with the reference trainer', () => {
     const b = await runTask(executor, resumed);
     expect(b.outcome).toMatchObject({ kind: 'completed', step: 300 });
     expect(b.events.logs).toContain('trainer: resumed at step 200');
+    // The restore is reported once, before the first step: the checkpoint's bytes as read, and its time.
+    expect(b.events.restores).toEqual([{ step: 200, bytes: at200.bytes, restore_seconds: expect.any(Number) }]);
+    expect(b.events.order[0]).toBe('restored');
+    expect(a.events.restores).toEqual([]);
     expect(b.events.progresses[0]!.step).toBe(201);
     const lossOf = (events: RecordedEvents, step: number) => events.progresses.find((x) => x.step === step)!.loss!;
     const meanLoss = (events: RecordedEvents, from: number) => Array.from({ length: 10 }, (_, i) => lossOf(events, from + i)).reduce((s, x) => s + x, 0) / 10;
@@ -87,12 +91,13 @@ describe('process executor with the reference trainer', () => {
     expect(b.events.checkpoints.map((c) => c.step)).toEqual([200, 300]);
   });
 
-  it('reports and saves from rank 0 only; every rank completes', async () => {
+  it('reports and saves from rank 0 only; every rank completes, and tells its agent its steps for the heartbeat', async () => {
     const executor = processExecutor(dir, referenceTrainer('--checkpoint-every-steps', '50', '--progress-every-steps', '10'));
     const rank1 = await runTask(executor, makeAssignment({ rank: 1, world_size: 2, total_steps: 100, checkpoint: { storage } }));
     expect(rank1.outcome).toMatchObject({ kind: 'completed', step: 100 });
     expect(rank1.events.progresses).toEqual([]);
     expect(rank1.events.checkpoints).toEqual([]);
+    expect(rank1.events.steps).toEqual([10, 20, 30, 40, 50, 60, 70, 80, 90, 100]);
     expect(existsSync(join(dir, 'ckpt'))).toBe(false);
   });
 

@@ -89,7 +89,7 @@ describe('simulated executor: training', () => {
     expect(async.outcome.elapsed_s).toBeLessThan(blocking.outcome.elapsed_s);
   });
 
-  it('lets only rank 0 report, while every rank completes on the same clock', async () => {
+  it('lets only rank 0 report, while every rank completes on the same clock and tells its agent every step it reaches', async () => {
     const executor = new SimulatedExecutor(FAST);
     const runId = makeAssignment().run_id;
     const ranks = [0, 1].map((rank) => {
@@ -104,6 +104,21 @@ describe('simulated executor: training', () => {
     expect(ranks[0]!.events.checkpoints.length).toBeGreaterThan(0);
     expect(ranks[1]!.events.progresses).toEqual([]);
     expect(ranks[1]!.events.checkpoints).toEqual([]);
+    // Every rank's heartbeat carries its own step, so a hang on rank 1 is seen too.
+    for (const r of ranks) expect(r.events.steps).toEqual(Array.from({ length: 200 }, (_, i) => i + 1));
+  });
+
+  it('hang on one rank: that rank stops telling its steps while the other goes on', async () => {
+    const executor = new SimulatedExecutor({ ...FAST, faults: parseSimFaults('hang@step=40,rank=1') });
+    const runId = makeAssignment().run_id;
+    const ranks = [0, 1].map((rank) => {
+      const events = new RecordedEvents();
+      return { events, handle: executor.start(makeAssignment({ rank, world_size: 2, run_id: runId }), events) };
+    });
+    expect(await ranks[0]!.handle.done).toMatchObject({ kind: 'completed', step: 200 });
+    expect(Math.max(...ranks[1]!.events.steps)).toBe(40);
+    ranks[1]!.handle.stop({ checkpoint: false, reason: 'hang detected' });
+    expect(await ranks[1]!.handle.done).toMatchObject({ kind: 'stopped', step: 40 });
   });
 
   it('resumes at start_step and continues the same loss curve', async () => {
@@ -111,6 +126,16 @@ describe('simulated executor: training', () => {
     expect(outcome).toMatchObject({ kind: 'completed', step: 200 });
     expect(events.progresses[0]!.step).toBeGreaterThan(150);
     expect(events.progresses[0]!.loss).toBeCloseTo(trainingLoss(8e9, events.progresses[0]!.step * 4_194_304), 10);
+  });
+
+  it('a resumed task first restores its checkpoint, in the modelled time, and rank 0 reports it before any progress', async () => {
+    const resume_from = { checkpoint_id: `ckpt_${'a'.repeat(32)}`, uri: 's3://bucket/ckpt/x', step: 150 };
+    const { events } = await run({ start_step: 150, resume_from, world_size: 2, checkpoint: { modelled_bytes: 8e9 } } as SpecOverrides);
+    // 8 GB over 2 nodes reading at the default 2 GB/s each: 2 s.
+    expect(events.restores).toEqual([{ step: 150, bytes: 8e9, restore_seconds: 2 }]);
+    expect(events.order[0]).toBe('restored');
+    const fresh = await run({});
+    expect(fresh.events.restores).toEqual([]);
   });
 });
 

@@ -9,6 +9,7 @@ import { BODY_LIMIT_BYTES, handleClientError, handleError, handleFrameworkError,
 import { installStrictJsonBodies } from './http/json-body.js';
 import { assertEveryRouteDocumented, buildOpenApi, trackServedRoutes } from './http/openapi.js';
 import { registerRequestMetrics } from './http/request-metrics.js';
+import { registerOperationsMetrics } from './metrics/operations-metrics.js';
 import type { RegisteredRoute } from './http/route.js';
 import type { Resources } from './resources.js';
 import { createAssignmentNotifier } from './agent/assignment-notifier.js';
@@ -83,15 +84,17 @@ export async function buildApp(deps: ApiDeps): Promise<FastifyInstance> {
     const liveness = createLivenessWriter(deps.pool);
     // After the last request ended: the beats it carried are written before the pool closes.
     app.addHook('onClose', async () => liveness.close());
+    const metrics = registerOperationsMetrics(registry, deps.pool, deps.queues);
     const res: Resources = {
       pool: deps.pool,
-      ledger: deps.ledger ?? createApiLedger(deps.pool),
+      ledger: metrics.timed(deps.ledger ?? createApiLedger(deps.pool)),
       logger: deps.logger,
       now: deps.now ?? (() => new Date()),
       agent: deps.agent ?? DEFAULT_AGENT_SETTINGS,
       assignments,
       liveness,
       authFailures: new WindowCounter(deps.authFailureLimit?.max ?? 60, deps.authFailureLimit?.timeWindowMs ?? 60_000),
+      metrics,
     };
     const routes: RegisteredRoute[] = [];
     registerIdentityRoutes(app, res, routes);

@@ -2,6 +2,7 @@ import type pg from 'pg';
 import type { Logger } from '@ito/config';
 import type { Ledger } from '@ito/ledger';
 import type { AgentSettings } from './agent/agent-service.js';
+import type { QueueSource } from './metrics/queue-metrics.js';
 
 /** A named readiness probe; `/readyz` is green only when every probe resolves. */
 export interface ReadinessProbe {
@@ -28,4 +29,6 @@ export interface ApiDeps {
    * until the window ends. @defaultValue 60 per minute
    */
   authFailureLimit?: { max: number; timeWindowMs: number };
+  /** The queue backend and the workers' job catalogs, for queue depths and job durations on /metrics. */
+  queues?: QueueSource;
 }

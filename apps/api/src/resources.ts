@@ -5,6 +5,7 @@ import type { AssignmentNotifier } from './agent/assignment-notifier.js';
 import type { AgentSettings } from './agent/agent-service.js';
 import type { LivenessWriter } from './agent/liveness-writer.js';
 import type { WindowCounter } from './http/window-counter.js';
+import type { OperationsMetrics } from './metrics/operations-metrics.js';
 
 /**
  * The one explicit resources object every service shares: database, ledger, logger and clock.
@@ -23,4 +24,6 @@ export interface Resources {
   /** Batches heartbeats into the liveness table. */
   liveness: LivenessWriter;
   authFailures: WindowCounter;
+  /** Counters the services feed for /metrics. */
+  metrics: Pick<OperationsMetrics, 'heartbeatsIngested'>;
 }

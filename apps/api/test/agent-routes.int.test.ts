@@ -55,6 +55,15 @@ describe('agent routes', () => {
     expect([outside.status, outside.body.error.code]).toEqual([400, 'validation_failed']);
     const unknownKey = await a.call('POST', `/tasks/${task.task_id}/progress`, { ...progress(1), extra: 1 });
     expect([unknownKey.status, unknownKey.body.error.code]).toEqual([400, 'validation_failed']);
+    // A restore report: only for the checkpoint an attempt resumes from (the first resumes from none), well formed,
+    // and only by the task's own node.
+    const restore = { attempt: 1, seq: 1, checkpoint_id: `ckpt_${'a'.repeat(32)}`, step: 0, bytes: 1, restore_seconds: 1 };
+    const unresumed = await a.call('POST', `/tasks/${task.task_id}/restored`, restore);
+    expect([unresumed.status, unresumed.body.error.code]).toEqual([400, 'validation_failed']);
+    const malformed = await a.call('POST', `/tasks/${task.task_id}/restored`, { ...restore, checkpoint_id: '../../etc', restore_seconds: -1 });
+    expect([malformed.status, malformed.body.error.code]).toEqual([400, 'validation_failed']);
+    const foreign = await stranger.call('POST', `/tasks/${task.task_id}/restored`, restore);
+    expect([foreign.status, foreign.body.error.code]).toEqual([404, 'not_found']);
     expect(await footprint(p.api)).toEqual(before);
 
     const first = await a.call('POST', `/tasks/${task.task_id}/progress`, progress(1));

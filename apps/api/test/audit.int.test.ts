@@ -93,7 +93,7 @@ describe('audit replay', () => {
   it('rebuilds every projection and finds the live ones match, leaving nothing behind', async () => {
     const events = Number((await api.pool.query('select count(*) as n from events')).rows[0].n);
     const r = await api.call('GET', '/v1/audit/replay', { key: a.auditor });
-    expect(r.body.data).toMatchObject({ matches: true, difference_count: 0, projections: ['runs', 'tasks', 'bookings'] });
+    expect(r.body.data).toMatchObject({ matches: true, difference_count: 0, projections: ['runs', 'tasks', 'bookings', 'slo'] });
     expect(r.body.data.applied).toBeGreaterThan(0);
     expect(await scratchSchemas()).toBe(0);
     expect(Number((await api.pool.query('select count(*) as n from events')).rows[0].n)).toBe(events);

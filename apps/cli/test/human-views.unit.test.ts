@@ -35,4 +35,19 @@ describe('ito metrics, for people', () => {
     const row = text.split('\n').find((l) => l.trim().startsWith('rlvr'))!.trim().split(/\s+/);
     expect(row).toEqual(['rlvr', '1', '12', '4', '0', '7', '12', '0:9/0', '3:0/4']);
   });
+
+  it('shows each incident with its latencies and the SLOs it breached', async () => {
+    const { renderMetrics } = await import('../src/human/views.js');
+    const text = renderMetrics({
+      incidents: [
+        { kind: 'node_lost', node_id: 'node_a', detected_at: '2026-12-03T12:00:06.400Z', detection_latency_s: 6.4, resume_latency_s: 71, breaches: [{ slo: 'resume', measured_s: 71, target_s: 60, bound: 'target' }] },
+        { kind: 'hang', node_id: 'node_b', detected_at: '2026-12-03T13:00:00.000Z', detection_latency_s: 12, resume_latency_s: null, breaches: [] },
+      ],
+    });
+    expect(text).toContain('incidents:');
+    const lost = text.split('\n').find((l) => l.trim().startsWith('node_lost'))!.trim();
+    expect(lost.split(/\s{2,}/)).toEqual(['node_lost', 'node_a', expect.stringMatching(/^2026-12-03T12:00:06.400Z/), '6.4 s', '71 s', 'resume > 60 s (target)']);
+    const hung = text.split('\n').find((l) => l.trim().startsWith('hang'))!.trim();
+    expect(hung.split(/\s{2,}/)).toEqual(['hang', 'node_b', expect.stringMatching(/^2026-12-03T13:00:00.000Z/), '12 s', '-', '-']);
+  });
 });

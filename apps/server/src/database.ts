@@ -41,7 +41,13 @@ export function createPool(url: string, logger: Logger): pg.Pool {
   // An idle client losing its connection is recoverable; without a listener it would crash the process.
   pool.on('error', (err) => logger.warn({ err: { message: err.message } }, 'idle database connection failed'));
   const open = new Set<pg.PoolClient>();
-  pool.on('connect', (client) => open.add(client));
+  pool.on('connect', (client) => {
+    open.add(client);
+    // A checked-out client whose connection ends between two queries (a database restart, a transaction held
+    // open over an await) emits 'error' on itself, which the pool does not listen to: without this the process
+    // crashes. Its next query fails with the cause, and the pool drops it when it is released.
+    client.on('error', (err) => logger.warn({ err: { message: err.message } }, 'database connection in use failed'));
+  });
   pool.on('remove', (client) => open.delete(client));
   openConnections.set(pool, open);
   return pool;

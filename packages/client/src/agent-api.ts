@@ -12,6 +12,7 @@ import type {
   PolicyBody,
   ProgressBody,
   ReportAnswer,
+  RestoredBody,
   RolloutBatchAnswer,
   RolloutBatchBody,
   RolloutPollAnswer,
@@ -42,6 +43,10 @@ export class AgentApi {
   }
   checkpoint(taskId: string, body: CheckpointBody): Promise<Envelope<ReportAnswer>> {
     return this.http.post(`/agent/tasks/${seg(taskId)}/checkpoint`, body, { safeToResend: true });
+  }
+  /** A resumed attempt's task restored its checkpoint; recorded once per task. */
+  restored(taskId: string, body: RestoredBody): Promise<Envelope<ReportAnswer>> {
+    return this.http.post(`/agent/tasks/${seg(taskId)}/restored`, body, { safeToResend: true });
   }
   complete(taskId: string, body: CompleteBody): Promise<Envelope<ReportAnswer>> {
     return this.http.post(`/agent/tasks/${seg(taskId)}/complete`, body, { safeToResend: true });

@@ -40,6 +40,9 @@ export const envSchema = z.object({
   ITO_HEARTBEAT_MISSES: z.coerce.number().int().min(1).max(100).default(3),
   /** A task is hung after this many of its expected step times without progress while its node still beats. */
   ITO_HANG_STEP_FACTOR: positiveNumber.default(5),
+  /** SLO targets (seconds): a failure detected within this of its last evidence, training resumed within this of detection. */
+  ITO_SLO_DETECTION_TARGET_S: positiveNumber.max(600, "expected at most 600 (the seed's 10-minute detection bound)").default(10),
+  ITO_SLO_RESUME_TARGET_S: positiveNumber.max(900, "expected at most 900 (the seed's 15-minute resume bound)").default(60),
   ITO_TIME_SCALE: positiveNumber.default(1),
   ITO_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   ITO_CONNECT_TIMEOUT_MS: z.coerce.number().int().min(1).max(600_000).default(5_000),

@@ -29,6 +29,21 @@ describe('environment configuration', () => {
     expect(attempt({ ITO_LOG_LEVEL: 'loud' }).message).toMatch(/^invalid environment: ITO_LOG_LEVEL:/);
   });
 
+  it('reads the SLO targets: 10 s and 60 s by default, positive and within the seed`s 600 s and 900 s', () => {
+    const d = loadConfig({});
+    expect([d.ITO_SLO_DETECTION_TARGET_S, d.ITO_SLO_RESUME_TARGET_S]).toEqual([10, 60]);
+    const c = loadConfig({ ITO_SLO_DETECTION_TARGET_S: '600', ITO_SLO_RESUME_TARGET_S: '0.5' });
+    expect([c.ITO_SLO_DETECTION_TARGET_S, c.ITO_SLO_RESUME_TARGET_S]).toEqual([600, 0.5]);
+    for (const [variable, value] of [
+      ['ITO_SLO_DETECTION_TARGET_S', '600.5'],
+      ['ITO_SLO_DETECTION_TARGET_S', '0'],
+      ['ITO_SLO_RESUME_TARGET_S', '901'],
+      ['ITO_SLO_RESUME_TARGET_S', 'soon'],
+    ] as const) {
+      expect(() => loadConfig({ [variable]: value }), `${variable}=${value}`).toThrow(new RegExp(`^invalid environment: ${variable}:`));
+    }
+  });
+
   it('treats empty strings as unset', () => {
     expect(loadConfig({ ITO_PORT: '' }).ITO_PORT).toBe(8420);
   });

@@ -100,6 +100,20 @@ export const checkpointBody = z.strictObject({
 });
 export type CheckpointBody = z.infer<typeof checkpointBody>;
 
+/**
+ * A resumed attempt's task restored the checkpoint its spec's `resume_from` names, before its first step: how much
+ * it read and how long that took (the restore's share of the recovery, reported beside the resume latency).
+ */
+export const restoredBody = z.strictObject({
+  attempt,
+  seq,
+  checkpoint_id: checkpointIdSchema,
+  step: count,
+  bytes: count,
+  restore_seconds: seconds,
+});
+export type RestoredBody = z.infer<typeof restoredBody>;
+
 export const completeBody = z.strictObject({
   attempt,
   seq,

@@ -19,3 +19,5 @@ export * from './pipeline/ladder.js';
 export * from './monitor/liveness-rules.js';
 export * from './monitor/node-failure.js';
 export * from './monitor/resume-facts.js';
+export * from './slo/slo-breach.js';
+export * from './slo/incident-records.js';

@@ -3,6 +3,7 @@ import {
   decideNodeFailure,
   decideNodeRecovered,
   decideTaskReport,
+  expectedStepSeconds,
   judgeNode,
   nextCommands,
   nextGraceFrom,
@@ -41,6 +42,19 @@ describe('liveness rules', () => {
     expect(judgeNode({ ...beating, planned_step_s: null, progress: null }, SETTINGS, clock(20))).toEqual({ kind: 'alive' });
   });
 
+  it('before its own step time is measured, a resumed attempt is judged on the stage\'s measured one, not the plan\'s', () => {
+    // The plan models 100 s per step; the stage's earlier attempt measured 0.5 s (a simulated clock, or a faster
+    // node). Stuck for 7 s: hung against 5 × 0.5 s (never under the misses' 6 s), where the plan would wait 500 s.
+    const resumed = { ...node, planned_step_s: 100, last_heartbeat_at: T(20), progress: { step: 40, progress_at: T(13), step_s: null } };
+    expect(judgeNode(resumed, SETTINGS, clock(20))).toEqual({ kind: 'alive' });
+    expect(judgeNode({ ...resumed, stage_step_s: 0.5 }, SETTINGS, clock(20))).toMatchObject({ kind: 'hung', stuck_s: 7, expected_step_s: 0.5 });
+    expect(judgeNode({ ...resumed, stage_step_s: 2 }, SETTINGS, clock(20))).toEqual({ kind: 'alive' });
+    // Its own measurement, once there, wins; nothing usable falls back to the plan.
+    expect(expectedStepSeconds({ progress: { step: 1, progress_at: T(0), step_s: 3 }, stage_step_s: 0.5, planned_step_s: 100 })).toBe(3);
+    expect(expectedStepSeconds({ progress: null, stage_step_s: 0, planned_step_s: 100 })).toBe(100);
+    expect(expectedStepSeconds({ progress: null, stage_step_s: null, planned_step_s: null })).toBeNull();
+  });
+
   it('judges a hang by what the heartbeats said, so a late heartbeat is silence, not a hang', () => {
     // The step moved at 13.5 and the last beat (at 15, still within the misses) said so: 6.5 s since that move
     // by the clock, but nothing from the node says it stopped moving.
@@ -50,13 +64,19 @@ describe('liveness rules', () => {
     expect(judgeNode({ ...late, last_heartbeat_at: T(20) }, SETTINGS, clock(20))).toMatchObject({ kind: 'hung', stuck_s: 6.5 });
   });
 
-  it('after a pause gives every agent one interval to be heard before judging anyone', () => {
+  it('after a pause counts silence only from then: every agent has the misses to be heard again, and none is judged in the first interval', () => {
     const silent = { ...node, last_heartbeat_at: T(0), progress: { step: 1, progress_at: T(0), step_s: 1 } };
     // The monitor's previous sweep was 60 s ago: its trust point moves to now.
     const grace = nextGraceFrom({ last_sweep_at: T(0), grace_from: T(-100) }, T(60), SETTINGS);
     expect(grace).toEqual(T(60));
     expect(judgeNode(silent, SETTINGS, { now: T(61), grace_from: grace })).toEqual({ kind: 'alive' });
-    expect(judgeNode(silent, SETTINGS, { now: T(62.1), grace_from: grace })).toMatchObject({ kind: 'lost' });
+    // An agent whose beats failed in the outage retries on its own cycle: more than one interval is not yet lost.
+    expect(judgeNode(silent, SETTINGS, { now: T(62.1), grace_from: grace })).toEqual({ kind: 'alive' });
+    expect(judgeNode(silent, SETTINGS, { now: T(66), grace_from: grace })).toEqual({ kind: 'alive' });
+    // Silent for the misses since the monitor could see again: lost, its evidence the whole silence.
+    expect(judgeNode(silent, SETTINGS, { now: T(66.1), grace_from: grace })).toMatchObject({ kind: 'lost', silent_s: 66.1 });
+    // A node that beat since is judged as usual.
+    expect(judgeNode({ ...silent, last_heartbeat_at: T(61), progress: { step: 2, progress_at: T(61), step_s: 1 } }, SETTINGS, { now: T(66.1), grace_from: grace })).toEqual({ kind: 'alive' });
     // Sweeps that follow closely keep the trust point; a first sweep sets it.
     expect(nextGraceFrom({ last_sweep_at: T(59.5), grace_from: T(-100) }, T(60), SETTINGS)).toEqual(T(-100));
     expect(nextGraceFrom({ last_sweep_at: null, grace_from: null }, T(60), SETTINGS)).toEqual(T(60));

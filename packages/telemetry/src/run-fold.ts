@@ -140,6 +140,8 @@ export function foldRunTelemetry(prev: RunTelemetry, e: TelemetryEvent): RunTele
 
 /** As foldRunTelemetry, changing `s` in place: for a projection folding thousands of events into its own copy. */
 export function applyRunEvent(s: RunTelemetry, e: TelemetryEvent): void {
+  // A judgement on an incident's latencies, not time the run spent: it closes no segment and changes no mode.
+  if (e.type === 'SloBreached') return;
   if (e.type === 'RunReserved') {
     if (s.started_at !== null) return;
     s.started_at = e.at;

@@ -7,6 +7,7 @@ import { EXAMPLE_MANIFEST } from '../../support/api.js';
 import { freshDatabase } from '../../support/db.js';
 import type { ScratchDatabase } from '../../support/scratch-db.js';
 import { freePort } from '../../support/services.js';
+import { ledgerFindings, type LedgerExpectations } from './ledger-checks.js';
 import { AGENT, SERVER, startProcess, waitReady, type Proc } from './processes.js';
 
 export interface LedgerEvent {
@@ -16,6 +17,18 @@ export interface LedgerEvent {
   recorded_at: string;
   data: any;
 }
+
+/**
+ * The example manifest trimmed to pretrain and mid-train (their gates kept): every scenario breaks something in
+ * pretrain, and one needs the next training stage; the long-context and post-training stages would only add time.
+ */
+export const CHAOS_MANIFEST = (() => {
+  const m = JSON.parse(EXAMPLE_MANIFEST);
+  m.target.curriculum = ['pretrain', 'mid_train'];
+  delete m.eval.gates.long_context;
+  delete m.eval.gates.post_training;
+  return `${JSON.stringify(m, null, 2)}\n`;
+})();
 
 export interface ClusterOptions {
   /** Nodes the booking plans for, plus spares registered beyond them. */
@@ -29,6 +42,10 @@ export interface ClusterOptions {
   /** Where the servers reach PostgreSQL (a proxy in front of it), if not directly. */
   serverDatabaseUrl?: (direct: string) => string;
   agentEnv?: (name: string) => Record<string, string>;
+  /** A migrated database of the test's own (a private PostgreSQL) instead of a scratch one on the shared server. */
+  database?: ScratchDatabase;
+  /** Queue on this Redis (BullMQ) instead of PostgreSQL. */
+  redisUrl?: string;
 }
 
 /**
@@ -38,7 +55,7 @@ export interface ClusterOptions {
  */
 export async function startCluster(opts: ClusterOptions = {}) {
   const dir = mkdtempSync(join(tmpdir(), 'ito-chaos-'));
-  const db: ScratchDatabase = await freshDatabase();
+  const db: ScratchDatabase = opts.database ?? (await freshDatabase());
   const intervalS = opts.intervalS ?? 1;
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
@@ -48,6 +65,7 @@ export async function startCluster(opts: ClusterOptions = {}) {
     ITO_DATABASE_URL: opts.serverDatabaseUrl ? opts.serverDatabaseUrl(db.url) : db.url,
     ITO_HEARTBEAT_INTERVAL_S: String(intervalS),
     ITO_HANG_STEP_FACTOR: String(opts.hangFactor ?? 5),
+    ...(opts.redisUrl ? { ITO_REDIS_URL: opts.redisUrl } : {}),
     ITO_LOG_LEVEL: 'info',
   });
   const servers: Proc[] = [];
@@ -92,10 +110,11 @@ export async function startCluster(opts: ClusterOptions = {}) {
     return p;
   };
   const names = Array.from({ length: planned + (opts.spares ?? 0) }, (_, i) => `gpu-${String(i + 1).padStart(2, '0')}`);
-  for (const name of names) {
-    const node = await admin(['node', 'register', '--booking', booking.booking_id, '--name', name]);
-    nodeIds.set(name, node.node_id);
-    credentials.set(name, node.node_credential);
+  // Registered side by side (each is a CLI process), then started in name order.
+  const registered = await Promise.all(names.map((name) => admin(['node', 'register', '--booking', booking.booking_id, '--name', name])));
+  for (const [i, name] of names.entries()) {
+    nodeIds.set(name, registered[i].node_id);
+    credentials.set(name, registered[i].node_credential);
     startAgent(name);
   }
 
@@ -108,23 +127,32 @@ export async function startCluster(opts: ClusterOptions = {}) {
     return { status: r.status, body: (await r.json()) as any };
   };
 
-  /** Requests, approves and submits a train of the example manifest; returns the run id. */
-  const submitRun = async (key = 'chaos-run'): Promise<string> => {
-    const manifest = EXAMPLE_MANIFEST;
+  /** Requests and approves a train of the chaos manifest; returns the body POST /v1/runs takes. */
+  const approvedTrain = async () => {
+    const manifest = CHAOS_MANIFEST;
     const digest = manifestDigest(manifest);
     const c = await call('POST', '/v1/confirmations', { action: 'train.create', booking_id: booking.booking_id, manifest, manifest_digest: digest });
     if (c.status !== 201) throw new Error(`confirmation refused: ${JSON.stringify(c.body)}`);
     const ref = c.body.data.confirmation_ref as string;
     await call('POST', `/v1/confirmations/${ref}/approve`, undefined, tenant.approver_key);
-    const r = await call('POST', '/v1/runs', { booking_id: booking.booking_id, manifest, manifest_digest: digest, confirmation_ref: ref }, tenant.requester_key, { 'idempotency-key': key });
+    return { booking_id: booking.booking_id, manifest, manifest_digest: digest, confirmation_ref: ref };
+  };
+
+  /** Requests, approves and submits a train of the chaos manifest; returns the run id. */
+  const submitRun = async (key = 'chaos-run'): Promise<string> => {
+    const r = await call('POST', '/v1/runs', await approvedTrain(), tenant.requester_key, { 'idempotency-key': key });
     if (r.status !== 201) throw new Error(`train refused: ${JSON.stringify(r.body)}`);
     return r.body.data.run_id as string;
   };
 
+  /** Every event an answered read showed the test: none of them may be lost or changed later. */
+  const acknowledged = new Map<number, LedgerEvent>();
   const events = async (runId: string): Promise<LedgerEvent[]> => {
     const r = await call('GET', `/v1/runs/${runId}/events`);
     if (r.status !== 200) throw new Error(`events of ${runId}: ${JSON.stringify(r.body)}`);
-    return r.body.data.events;
+    const answered = r.body.data.events as LedgerEvent[];
+    for (const e of answered) acknowledged.set(e.position, e);
+    return answered;
   };
 
   /** Waits on the ledger until `found` returns something; fails with the events and every process's output tail. */
@@ -160,10 +188,15 @@ export async function startCluster(opts: ClusterOptions = {}) {
     startAgent,
     startServer,
     call,
+    approvedTrain,
     submitRun,
     events,
     waitFor,
     tails,
+    acknowledged,
+    /** The shared ledger assertions (support/ledger-checks.ts) for this cluster's run; [] when the ledger is whole. */
+    ledgerFindings: (runId: string, ends: LedgerExpectations['ends'] = { event: 'RunSucceeded', state: 'succeeded' }) =>
+      ledgerFindings(db.url, { runId, tenantId: tenant.tenant_id, ends, acknowledged: acknowledged.values() }),
     async stop() {
       for (const p of [...agents.values()]) {
         if (p.child.signalCode === 'SIGSTOP' || p.child.exitCode === null) p.child.kill('SIGCONT');
@@ -181,22 +214,3 @@ export async function startCluster(opts: ClusterOptions = {}) {
 
 export type Cluster = Awaited<ReturnType<typeof startCluster>>;
 
-/** The ledger-wide invariants every chaos scenario ends with: nothing recorded twice, no attempt run twice. */
-export function invariantViolations(events: LedgerEvent[]): string[] {
-  const problems: string[] = [];
-  const versions = events.map((e) => e.version);
-  if (versions.some((v, i) => v !== i + 1)) problems.push('stream versions are not 1..n without gaps');
-  const seen = new Set<string>();
-  for (const e of events) {
-    let key: string | null = null;
-    if (e.type === 'StageStarted' || e.type === 'StageCompleted' || e.type === 'StageFailed') key = `${e.type}:${e.data.stage}@${e.data.attempt ?? 1}`;
-    if (e.type === 'CheckpointSaved') key = `${e.type}:${e.data.checkpoint_id}`;
-    if (e.type === 'TaskCompleted' || e.type === 'TaskFailed') key = `${e.type}:${e.data.task_id}`;
-    if (e.type === 'ProgressRecorded' && e.data.seq !== undefined) key = `${e.type}:${e.data.task_id}:${e.data.seq}`;
-    if (e.type === 'RunSucceeded' || e.type === 'RunFailed' || e.type === 'RunReserved') key = e.type;
-    if (key === null) continue;
-    if (seen.has(key)) problems.push(`recorded twice: ${key}`);
-    seen.add(key);
-  }
-  return problems;
-}

@@ -4,8 +4,18 @@ import type { Assignment, ExecutorKind, FailureKind, PublishedPolicy, RolloutPol
 export interface TaskEvents {
   /** Training progress; the agent may coalesce these (the latest wins) between reports. */
   progress(p: { step: number; tokens: number; loss?: number; throughput_tokens_per_s?: number; elapsed_s: number; message?: string }): void;
+  /**
+   * The step this rank's trainer has reached, on every rank (only rank 0 reports progress): the agent's heartbeats
+   * carry it, so the monitor sees a hang on any rank, not only on the one that reports. Never sent as a report.
+   */
+  step?(step: number): void;
   /** A checkpoint that is fully written and can be restored from. Never coalesced. */
   checkpoint(c: { step: number; uri: string; bytes: number; save_seconds: number; async: boolean; final?: boolean; simulated?: boolean; elapsed_s?: number }): void;
+  /**
+   * The checkpoint the attempt resumes from (the spec's `resume_from`) was restored, before the first step: the
+   * bytes read and the seconds it took. Never coalesced; reported once.
+   */
+  restored(r: { step: number; bytes: number; restore_seconds: number }): void;
   /** A line for the agent's own log (never sent to the ledger). */
   log(message: string): void;
   /** RLVR tasks: the exchange with the other role, through the control plane (absent when the agent has none). */

@@ -4,7 +4,7 @@ import { STAGE_NAMES, stageKind, type StageName, type TaskSpec } from '@ito/cont
  * Faults the simulated executor injects, from `ITO_SIM_FAULTS` (CONTRACT: e.g. `crash@step=400`,
  * `hang@step=100`, `loss_spike@step=300`). Grammar, faults separated by `;`:
  *
- *   <kind>@step=<n>[,stage=<stage>][,factor=<x>]
+ *   <kind>@step=<n>[,stage=<stage>][,factor=<x>][,rank=<r>][,attempt=<a>]
  *
  * - `crash`: the task fails (failure kind `crash`) on reaching step n.
  * - `hang`: on reaching step n the task stops making progress and reporting, but stays alive until stopped.
@@ -17,8 +17,9 @@ import { STAGE_NAMES, stageKind, type StageName, type TaskSpec } from '@ito/cont
  * "Reaching step n" is the first step boundary at or after n that the task passes (its start counts, so `slow@step=0`
  * slows every step and a task resumed past n meets the fault at its first step). Without `stage` a fault applies to
  * the first training or post-training task that reaches it; evaluation tasks have no steps and meet a fault only when
- * `stage` names them (with step 0). Each fault fires once per executor (one per agent process): a restarted attempt
- * does not crash again.
+ * `stage` names them (with step 0). `rank` and `attempt` narrow a fault to a task of that rank, or of that attempt
+ * of its stage (for tests that break one node of a job, or only the first try). Each fault fires once per executor
+ * (one per agent process): a restarted attempt does not crash again.
  */
 export const FAULT_KINDS = ['crash', 'hang', 'loss_spike', 'slow_checkpoint', 'slow', 'proxy_loss'] as const;
 export type FaultKind = (typeof FAULT_KINDS)[number];
@@ -29,6 +30,10 @@ export interface SimFault {
   stage: StageName | null;
   /** The multiplier of loss_spike, slow_checkpoint and slow; null for crash and hang. */
   factor: number | null;
+  /** Only a task of this rank meets it (absent: any rank). */
+  rank?: number;
+  /** Only this attempt of the stage meets it (absent: any attempt). */
+  attempt?: number;
 }
 
 export const DEFAULT_FACTORS: Record<FaultKind, number | null> = { crash: null, hang: null, loss_spike: 4, slow_checkpoint: 20, slow: 2, proxy_loss: 1.1 };
@@ -67,7 +72,7 @@ function parseEntry(entry: string, position: number): SimFault {
   for (const param of entry.slice(at + 1).split(',')) {
     const eq = param.indexOf('=');
     const key = eq === -1 ? param : param.slice(0, eq);
-    if (key !== 'step' && key !== 'stage' && key !== 'factor') throw refuse('parameters are step, stage and factor, as key=value');
+    if (!['step', 'stage', 'factor', 'rank', 'attempt'].includes(key)) throw refuse('parameters are step, stage, factor, rank and attempt, as key=value');
     if (eq === -1) throw refuse(`${key} has no value`);
     if (params.has(key)) throw refuse(`${key} is given twice`);
     params.set(key, param.slice(eq + 1));
@@ -84,7 +89,18 @@ function parseEntry(entry: string, position: number): SimFault {
     factor = /^\d{1,7}(\.\d{1,6})?$/.test(factorText) ? Number(factorText) : NaN;
     if (!(factor > 0 && factor <= MAX_FACTOR)) throw refuse(`factor must be a number above 0 and at most ${MAX_FACTOR}`);
   }
-  return { kind, step: Number(step), stage: (stage as StageName | undefined) ?? null, factor };
+  const rank = params.get('rank');
+  if (rank !== undefined && !/^\d{1,6}$/.test(rank)) throw refuse('rank must be a whole number');
+  const attempt = params.get('attempt');
+  if (attempt !== undefined && !/^[1-9]\d{0,5}$/.test(attempt)) throw refuse('attempt must be a whole number from 1');
+  return {
+    kind,
+    step: Number(step),
+    stage: (stage as StageName | undefined) ?? null,
+    factor,
+    ...(rank !== undefined ? { rank: Number(rank) } : {}),
+    ...(attempt !== undefined ? { attempt: Number(attempt) } : {}),
+  };
 }
 
 function isNodeStage(stage: string): stage is StageName {
@@ -101,13 +117,14 @@ export class FaultPlan {
 
   /**
    * The faults of `kind` this task meets at step boundary `step`, marked fired. A fault without a stage applies
-   * only to tasks that have steps (training and post-training).
+   * only to tasks that have steps (training and post-training); one with a rank or attempt only to such a task.
    */
-  take(kind: FaultKind, spec: Pick<TaskSpec, 'stage' | 'kind'>, step: number): SimFault[] {
+  take(kind: FaultKind, spec: Pick<TaskSpec, 'stage' | 'kind'> & Partial<Pick<TaskSpec, 'rank' | 'attempt'>>, step: number): SimFault[] {
     const taken: SimFault[] = [];
     this.faults.forEach((fault, i) => {
       if (this.fired[i] || fault.kind !== kind || fault.step > step) return;
       if (fault.stage === null ? spec.kind === 'eval' : fault.stage !== spec.stage) return;
+      if ((fault.rank !== undefined && fault.rank !== spec.rank) || (fault.attempt !== undefined && fault.attempt !== spec.attempt)) return;
       this.fired[i] = true;
       taken.push(fault);
     });

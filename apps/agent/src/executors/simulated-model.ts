@@ -39,6 +39,11 @@ export function checkpointTiming(bytes: number, worldSize: number, async: boolea
   return { save_seconds: save, stall_seconds: async ? Math.min(save, bytes / (nodes * bandwidth.hostCopyBytesPerSPerNode)) : save };
 }
 
+/** Seconds to read a checkpoint back, sharded over the task's nodes: storage is read at the rate it is written. */
+export function restoreSeconds(bytes: number, worldSize: number, bandwidth: BandwidthModel): number {
+  return bytes / (Math.max(1, worldSize) * bandwidth.storageBytesPerSPerNode);
+}
+
 /**
  * Loss of a model of N parameters that has seen D tokens, in the parametric form and with the fitted constants
  * of the 2022 "Chinchilla" compute-optimal study (its third approach): L = 1.69 + 406.4 / N^0.34 + 410.7 / D^0.28.

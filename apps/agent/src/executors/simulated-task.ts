@@ -4,7 +4,7 @@ import { checkpointUri } from './checkpoint-uri.js';
 import type { TaskEvents, TaskOutcome } from './executor.js';
 import type { FaultKind, FaultPlan } from './faults.js';
 import { ROLLOUT_SECONDS_PER_TRAINER_STEP, SimulatedRlvr } from './simulated-rlvr.js';
-import { checkpointTiming, evalMetrics, evalSeconds, proxyEvalLoss, proxySeconds, stepSeconds, trainingLoss, type BandwidthModel } from './simulated-model.js';
+import { checkpointTiming, restoreSeconds, evalMetrics, evalSeconds, proxyEvalLoss, proxySeconds, stepSeconds, trainingLoss, type BandwidthModel } from './simulated-model.js';
 
 /** What every task of one simulated executor shares. */
 export interface SimulatedContext {
@@ -27,8 +27,8 @@ interface PendingSave {
 /**
  * One simulated task. Its clock runs at `timeScale` simulated seconds per wall second from the moment it starts;
  * steps, checkpoint stalls and evaluation each take their modelled simulated time, and the task waits (in wall
- * time) whenever it is ahead of its clock. Only rank 0 reports progress and checkpoints; every rank spends the same
- * modelled time, so all ranks of a stage end together.
+ * time) whenever it is ahead of its clock. Only rank 0 reports progress and checkpoints; every rank tells the agent
+ * the step it reached (for the node's heartbeat) and spends the same modelled time, so all ranks of a stage end together.
  */
 export class SimulatedTask {
   private readonly wallStart = performance.now();
@@ -93,12 +93,14 @@ export class SimulatedTask {
     const step = stepSeconds(this.spec);
     const interval = this.spec.checkpoint.interval_minutes * 60;
     if (this.meetFaults()) return this.crashed();
+    if (!(await this.restore())) return this.stopped();
     while (this.step < total) {
       if (this.writeFailure !== null) throw this.writeFailure;
       if (this.stopRequest || this.hung) return this.stopped();
       if (rlvr && rlvr.needsBatch(this.step) && !(await rlvr.takeBatch())) continue;
       if (!(await this.advance(step * this.slowFactor))) continue;
       this.step++;
+      this.events.step?.(this.step);
       if (rlvr?.versionEnds(this.step)) await rlvr.publish(this.step);
       this.recordFinishedSaves();
       if (this.meetFaults()) return this.crashed();
@@ -118,6 +120,20 @@ export class SimulatedTask {
       this.record(this.step, timing.save_seconds, false);
     }
     return { kind: 'completed', step: this.step, elapsed_s: this.sim, ...(rlvr ? { metrics: rlvr.metrics() } : {}) };
+  }
+
+  /**
+   * A resumed attempt first reads its checkpoint back: every rank spends the modelled restore time, rank 0
+   * reports it. False when told to stop meanwhile.
+   */
+  private async restore(): Promise<boolean> {
+    const from = this.spec.resume_from;
+    if (!from) return true;
+    const bytes = this.spec.checkpoint.modelled_bytes;
+    const seconds = restoreSeconds(bytes, this.spec.world_size, this.ctx.bandwidth);
+    if (!(await this.advance(seconds))) return false;
+    if (this.spec.rank === 0) this.events.restored({ step: from.step, bytes, restore_seconds: seconds });
+    return true;
   }
 
   /** RLVR's rollout: each batch takes its modelled generation time; it ends when the trainer is done. */

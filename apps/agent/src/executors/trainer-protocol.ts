@@ -1,4 +1,4 @@
-import { checkpointBody, completeBody, policyBody, progressBody, rolloutBatchBody } from '@ito/contracts';
+import { checkpointBody, completeBody, policyBody, progressBody, restoredBody, rolloutBatchBody } from '@ito/contracts';
 import { z } from 'zod';
 
 /**
@@ -13,6 +13,8 @@ export const MAX_TRAINER_LINE_BYTES = 64 * 1024;
 
 export const progressLine = progressBody.omit({ attempt: true, seq: true }).extend({ type: z.literal('progress') });
 export const checkpointLine = checkpointBody.omit({ attempt: true, seq: true, simulated: true }).extend({ type: z.literal('checkpoint') });
+/** The agent adds the checkpoint id: it is the spec's `resume_from`, which the trainer restored. */
+export const restoredLine = restoredBody.omit({ attempt: true, seq: true, checkpoint_id: true }).extend({ type: z.literal('restored') });
 export const metricsLine = completeBody.pick({ step: true }).extend({ type: z.literal('metrics'), metrics: completeBody.shape.metrics.unwrap() });
 export const logLine = z.strictObject({ type: z.literal('log'), message: z.string().max(2048) });
 
@@ -26,7 +28,7 @@ export const wantBatchesLine = z.strictObject({
   max: z.number().int().min(1).max(4),
 });
 
-export const trainerLineSchema = z.discriminatedUnion('type', [progressLine, checkpointLine, metricsLine, logLine, rolloutBatchLine, policyLine, wantBatchesLine]);
+export const trainerLineSchema = z.discriminatedUnion('type', [progressLine, checkpointLine, restoredLine, metricsLine, logLine, rolloutBatchLine, policyLine, wantBatchesLine]);
 export type RolloutBatchLine = z.infer<typeof rolloutBatchLine>;
 export type TrainerLine = z.infer<typeof trainerLineSchema>;
 export type ProgressLine = z.infer<typeof progressLine>;

@@ -156,7 +156,9 @@ export class TrainerRun {
       case 'progress': {
         const { type: _, ...progress } = line;
         this.note(progress.step, progress.elapsed_s);
-        this.events.progress(progress);
+        this.events.step?.(progress.step);
+        // Only rank 0 reports the job's progress; another rank's lines only feed its node's heartbeat.
+        if (this.spec.rank === 0) this.events.progress(progress);
         return;
       }
       case 'checkpoint': {
@@ -164,6 +166,12 @@ export class TrainerRun {
         const { type: _, ...checkpoint } = line;
         this.note(checkpoint.step, checkpoint.elapsed_s);
         this.events.checkpoint(checkpoint);
+        return;
+      }
+      case 'restored': {
+        if (line.step !== this.spec.resume_from?.step) return this.invalid(lineNumber, 'restore of a step this attempt does not resume from');
+        const { type: _, ...restored } = line;
+        this.events.restored(restored);
         return;
       }
       case 'metrics':

@@ -106,9 +106,13 @@ class ReferenceTraining {
   private async restore(): Promise<void> {
     const { resume_from: resume, init_from: init, run_id: runId, stage } = this.spec;
     if (resume) {
-      const c = decodeCheckpoint(await driverFor(resume.uri).read(resume.uri));
+      const started = this.clock();
+      const bytes = await driverFor(resume.uri).read(resume.uri);
+      const c = decodeCheckpoint(bytes);
       if (c.run_id !== runId || c.stage !== stage || c.step !== resume.step) throw new Error('resume_from names a checkpoint of another run, stage or step');
       this.state = { step: c.step, batchIndex: c.batch_index, parameters: Float64Array.from(c.parameters), adam: { t: c.adam.t, m: Float64Array.from(c.adam.m), v: Float64Array.from(c.adam.v) }, rng: c.rng };
+      // Rank 0 reports the restore for the job, as it does the saves.
+      if (this.spec.rank === 0) emit({ type: 'restored', step: c.step, bytes: bytes.length, restore_seconds: this.clock() - started });
       emit({ type: 'log', message: `resumed at step ${c.step}` });
       return;
     }
@@ -141,8 +145,8 @@ class ReferenceTraining {
     return true;
   }
 
+  /** Every rank writes progress lines: the agent reports rank 0's and feeds the others' steps to its heartbeat. */
   private maybeProgress(): void {
-    if (this.spec.rank !== 0) return;
     const step = this.state.step;
     const wall = performance.now();
     const every = this.options.progressEverySteps;

@@ -48,13 +48,17 @@ export function makeAssignment(overrides: SpecOverrides = {}, opts: { runId?: st
 
 type Progress = Parameters<TaskEvents['progress']>[0];
 type Checkpoint = Parameters<TaskEvents['checkpoint']>[0];
+type Restored = Parameters<TaskEvents['restored']>[0];
 
 /** Records everything a task tells the agent, in order, and lets a test wait for a moment in the task's life. */
 export class RecordedEvents implements TaskEvents {
   readonly progresses: Progress[] = [];
   readonly checkpoints: Checkpoint[] = [];
+  readonly restores: Restored[] = [];
   readonly logs: string[] = [];
-  readonly order: Array<'progress' | 'checkpoint'> = [];
+  /** Steps the task said it reached (every rank), which the agent's heartbeats carry. */
+  readonly steps: number[] = [];
+  readonly order: Array<'progress' | 'checkpoint' | 'restored'> = [];
   private waiters: Array<() => void> = [];
 
   progress(p: Progress): void {
@@ -63,9 +67,20 @@ export class RecordedEvents implements TaskEvents {
     this.notify();
   }
 
+  step(n: number): void {
+    this.steps.push(n);
+    this.notify();
+  }
+
   checkpoint(c: Checkpoint): void {
     this.checkpoints.push(c);
     this.order.push('checkpoint');
+    this.notify();
+  }
+
+  restored(r: Restored): void {
+    this.restores.push(r);
+    this.order.push('restored');
     this.notify();
   }
 

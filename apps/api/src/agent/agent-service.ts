@@ -72,6 +72,7 @@ export async function heartbeat(res: Resources, node: NodePrincipal, body: Agent
     health: body.gpus,
     task: first ? { task_id: first.task_id, attempt: first.attempt, step: first.step ?? null } : null,
   });
+  res.metrics.heartbeatsIngested.inc();
   const answer: HeartbeatAnswer = { interval_s: res.agent.heartbeatIntervalS, stop: [], directives: [] };
   if (body.tasks.length === 0) return answer;
   const known = new Map((await tasksOf(res.pool, node, body.tasks.map((t) => t.task_id))).map((t) => [t.task_id, t]));

@@ -1,4 +1,4 @@
-import { ItoError, type CheckpointBody, type CompleteBody, type FailBody, type ProgressBody, type ReportAnswer } from '@ito/contracts';
+import { ItoError, type CheckpointBody, type CompleteBody, type FailBody, type ProgressBody, type ReportAnswer, type RestoredBody } from '@ito/contracts';
 import { checkpointIdFor, decideTaskReport, scanForSecrets, type TaskReport } from '@ito/domain';
 import type { Principal } from '../auth/principal.js';
 import type { Resources } from '../resources.js';
@@ -9,6 +9,7 @@ type NodePrincipal = Extract<Principal, { kind: 'node' }>;
 export type ReportInput =
   | { type: 'progress'; body: ProgressBody }
   | { type: 'checkpoint'; body: CheckpointBody }
+  | { type: 'restored'; body: RestoredBody }
   | { type: 'complete'; body: CompleteBody }
   | { type: 'fail'; body: FailBody };
 
@@ -28,7 +29,7 @@ function sanitised(input: ReportInput): ReportInput {
 }
 
 /**
- * `POST /v1/agent/tasks/:id/progress|checkpoint|complete|fail`. The task must be this node's (another node's
+ * `POST /v1/agent/tasks/:id/progress|checkpoint|restored|complete|fail`. The task must be this node's (another node's
  * task is not found); the run's row is locked so reports of one run are decided one after another; the
  * decider fences by attempt and deduplicates by sequence number.
  */

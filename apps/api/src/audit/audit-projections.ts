@@ -2,6 +2,7 @@ import { ProjectionRegistry } from '@ito/ledger';
 import { bookingsProjection } from '../projections/bookings-projection.js';
 import { runsProjection } from '../projections/runs-projection.js';
 import { tasksProjection } from '../projections/tasks-projection.js';
+import { sloProjection } from '../projections/slo-projection.js';
 
 /**
  * Every projection an auditor's replay rebuilds and compares, in the order of INLINE_PROJECTIONS (the tasks
@@ -11,4 +12,11 @@ import { tasksProjection } from '../projections/tasks-projection.js';
 export const auditProjections = new ProjectionRegistry()
   .register({ ...runsProjection, tables: [{ name: 'runs', key: ['run_id'], tenantColumn: 'tenant_id' }] })
   .register({ ...tasksProjection, tables: [{ name: 'tasks', key: ['task_id'], tenantColumn: 'tenant_id' }] })
-  .register({ ...bookingsProjection, tables: [{ name: 'bookings', key: ['booking_id'], tenantColumn: 'tenant_id' }] });
+  .register({ ...bookingsProjection, tables: [{ name: 'bookings', key: ['booking_id'], tenantColumn: 'tenant_id' }] })
+  .register({
+    ...sloProjection,
+    tables: [
+      { name: 'slo_latency_counts', key: ['tenant_id', 'latency', 'incident_kind', 'bucket'], tenantColumn: 'tenant_id' },
+      { name: 'slo_breach_counts', key: ['tenant_id', 'slo', 'bound'], tenantColumn: 'tenant_id' },
+    ],
+  });

@@ -326,3 +326,34 @@ export const roleLeases = pgTable('role_leases', {
   expiresAt: timestamp('expires_at', { withTimezone: true }).notNull(),
   renewedAt: timestamp('renewed_at', { withTimezone: true }).notNull(),
 });
+
+/**
+ * The SLO latency histograms, kept as counts (projected from `RunResumed`): per tenant, latency (`detection` or
+ * `resume`), incident kind and bucket (the index of its upper bound in SLO_BUCKETS, the last one +Inf), how many
+ * incidents fell in that bucket and the sum of their latencies. /metrics reads these few rows, never a row per
+ * incident, however long the history.
+ */
+export const sloLatencyCounts = pgTable(
+  'slo_latency_counts',
+  {
+    tenantId: text('tenant_id').notNull(),
+    latency: text('latency').notNull(),
+    incidentKind: text('incident_kind').notNull(),
+    bucket: integer('bucket').notNull(),
+    count: bigint('count', { mode: 'number' }).notNull(),
+    sumS: doublePrecision('sum_s').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.tenantId, t.latency, t.incidentKind, t.bucket] })],
+);
+
+/** `SloBreached` events counted per tenant, SLO and bound. */
+export const sloBreachCounts = pgTable(
+  'slo_breach_counts',
+  {
+    tenantId: text('tenant_id').notNull(),
+    slo: text('slo').notNull(),
+    bound: text('bound').notNull(),
+    count: bigint('count', { mode: 'number' }).notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.tenantId, t.slo, t.bound] })],
+);

@@ -5,6 +5,7 @@ import {
   agentHeartbeatBody,
   agentRegisterBody,
   checkpointBody,
+  restoredBody,
   completeBody,
   failBody,
   progressBody,
@@ -77,6 +78,7 @@ export function registerAgentRoutes(app: FastifyInstance, res: Resources, regist
   const reports = [
     { kind: 'progress', body: progressBody, summary: 'Training progress (step, tokens, loss, throughput); rank 0 speaks for the stage.' },
     { kind: 'checkpoint', body: checkpointBody, summary: "A checkpoint fully written under the run's checkpoint storage." },
+    { kind: 'restored', body: restoredBody, summary: "A resumed attempt's task restored the checkpoint it resumes from: bytes read and seconds taken (once per task)." },
     { kind: 'complete', body: completeBody, summary: 'The task finished; evaluation tasks report their scores.' },
     { kind: 'fail', body: failBody, summary: 'The task failed (crash, GPU fault, error) or stopped as it was told.' },
   ] as const;

@@ -10,10 +10,11 @@ import { isId, newId, type IdPrefix } from '../ids.js';
 import { bookingStreamId, bookingsProjection } from '../projections/bookings-projection.js';
 import { runsProjection } from '../projections/runs-projection.js';
 import { tasksProjection } from '../projections/tasks-projection.js';
+import { sloProjection } from '../projections/slo-projection.js';
 
 /** The projections every writer of the ledger must keep inline (the API and the operator tool alike). */
 // Order matters: the tasks projection reads the run's row that the runs projection wrote in the same batch.
-export const INLINE_PROJECTIONS = [runsProjection, tasksProjection, bookingsProjection];
+export const INLINE_PROJECTIONS = [runsProjection, tasksProjection, bookingsProjection, sloProjection];
 
 export function createApiLedger(pool: pg.Pool): Ledger {
   return createLedger({ pool, inlineProjections: INLINE_PROJECTIONS });

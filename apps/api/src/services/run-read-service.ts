@@ -1,5 +1,5 @@
 import { ItoError } from '@ito/contracts';
-import { runStreamId } from '@ito/domain';
+import { incidentRecords, runStreamId, type RunEvent } from '@ito/domain';
 import type { StoredEvent } from '@ito/ledger';
 import { rolloutMetrics } from '../agent/rollout-service.js';
 import { getRun, listRuns, type RunRow } from '../db/queries.js';
@@ -89,6 +89,10 @@ function logLine(e: StoredEvent): string {
       return `${e.type === 'RunFailed' ? 'run failed' : 'restart proposed'}: ${String(d.reason)}`;
     case 'RunResumed':
       return `resumed ${String(d.stage ?? '')} from ${d.from_checkpoint_id ? `checkpoint ${String(d.from_checkpoint_id)} (step ${String(d.from_step)})` : 'the start of the stage'}`;
+    case 'CheckpointRestored':
+      return `checkpoint ${String(d.checkpoint_id)} restored at step ${String(d.step)}${attempt} (${String(d.bytes)} bytes in ${String(d.restore_seconds)} s)`;
+    case 'SloBreached':
+      return `${String(d.slo)} SLO breached by a ${String(d.incident_kind)} incident: ${String(d.measured_s)} s against the ${d.bound === 'seed' ? "seed's bound" : 'target'} of ${String(d.target_s)} s`;
     case 'StopRequested':
     case 'BudgetExhausted':
       return `${e.type === 'StopRequested' ? 'budget reached, stopping' : 'budget exhausted'}: $${String(d.spent_usd)} of $${String(d.ceiling_usd)}`;
@@ -151,6 +155,8 @@ export async function showRunMetrics(res: Resources, tenantId: string, runId: st
     spend: { spent_usd: Math.round(a.spentUsd * 100) / 100, ceiling_usd: a.pipeline?.budget.ceiling_usd ?? null },
     checkpoints: a.checkpoints.length,
     rollouts: (await rolloutMetrics(res.pool, tenantId, runId)).attempts,
+    /** Each incident: kind, node, detection time, detection and resume latency, and the SLOs it breached. */
+    incidents: incidentRecords(events.map((e) => ({ type: e.type, data: e.data }) as RunEvent)),
   };
 }
 

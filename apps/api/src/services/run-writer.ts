@@ -1,8 +1,9 @@
 import { ItoError } from '@ito/contracts';
-import { runStreamId, type RunEvent } from '@ito/domain';
+import { decideSloBreaches, runStreamId, type RunEvent, type SloTargets } from '@ito/domain';
 import type { EventMetadata, LedgerTx } from '@ito/ledger';
 import { getRun, type RunRow } from '../db/queries.js';
 import { rememberLockedRun } from '../projections/known-runs.js';
+import { processSloTargets } from './slo-targets.js';
 
 /**
  * Every change to a run takes the same steps: lock the run's row, read its state, decide, append with the
@@ -19,16 +20,23 @@ export async function changeRun<T>(
   const run = await getRun(tx.client, tenantId, runId, { forUpdate: true });
   if (!run) throw new ItoError('not_found', `run ${runId} not found`);
   const { events, result } = decide(run);
-  if (events.length > 0) await appendRunEvents(tx, run, events, metadata);
-  return { run, result, appended: events };
+  const appended = events.length > 0 ? await appendRunEvents(tx, run, events, metadata) : [];
+  return { run, result, appended };
 }
 
-export async function appendRunEvents(tx: LedgerTx, run: RunRow, events: RunEvent[], metadata: EventMetadata): Promise<void> {
+/**
+ * Appends a decision's events to a run whose row this transaction locked and read. An incident these events open
+ * or close that missed an SLO gets its `SloBreached` here, in the same transaction: every writer of runs (API,
+ * stage workers, monitor) appends through this function, so none can record a failure or a resume without it.
+ */
+export async function appendRunEvents(tx: LedgerTx, run: RunRow, events: RunEvent[], metadata: EventMetadata, slo: SloTargets = processSloTargets()): Promise<RunEvent[]> {
   // The row is locked and was read at this version: the runs projection folds onto it without reading it again.
   rememberLockedRun(tx.client, run.run_id, run.version, run.aggregate);
+  const all = [...events, ...decideSloBreaches(run.aggregate, events, slo)];
   await tx.append(
     runStreamId(run.run_id),
-    events.map((e) => ({ type: e.type, data: e.data as unknown as Record<string, unknown>, metadata })),
+    all.map((e) => ({ type: e.type, data: e.data as unknown as Record<string, unknown>, metadata })),
     { tenantId: run.tenant_id, expectedVersion: run.version },
   );
+  return all;
 }

@@ -103,6 +103,17 @@ export function renderMetrics(d: Data): string {
     const rows = rollouts.map((r) => ({ ...r, staleness: histogram(r.staleness_histogram) }));
     parts.push(`rollouts (staleness: versions behind accepted/rejected):\n${indent(table(rows, ['stage', 'attempt', 'accepted', 'rejected', 'pending', 'dropped_groups', 'policy_version', 'staleness']))}`);
   }
+  const incidents = Array.isArray(d.incidents) ? (d.incidents as Data[]) : [];
+  if (incidents.length > 0) {
+    const seconds = (v: unknown) => (typeof v === 'number' ? `${v} s` : '-');
+    const rows = incidents.map((i) => ({
+      ...i,
+      detection: seconds(i.detection_latency_s),
+      resume: seconds(i.resume_latency_s),
+      breaches: Array.isArray(i.breaches) && i.breaches.length > 0 ? (i.breaches as Data[]).map((b) => `${String(b.slo)} > ${String(b.target_s)} s (${String(b.bound)})`).join('; ') : '-',
+    }));
+    parts.push(`incidents:\n${indent(table(rows, ['kind', 'node_id', 'detected_at', 'detection', 'resume', 'breaches']))}`);
+  }
   if (spend) parts.push(`spend: ${usd(spend.spent_usd) ?? String(spend.spent_usd)} of ${usd(spend.ceiling_usd) ?? String(spend.ceiling_usd)}\n`);
   if (series.length > 0) parts.push(`series (last ${Math.min(20, series.length)} of ${series.length}):\n${indent(table(series.slice(-20), ['stage', 'step', 'tokens', 'loss']))}`);
   parts.push(`checkpoints: ${String(d.checkpoints ?? 0)}\n`);

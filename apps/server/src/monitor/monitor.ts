@@ -7,6 +7,7 @@ import { changeRun } from '@ito/api/write';
 import { decideNodeFailure, decideNodeRecovered, judgeNode, nextGraceFrom, type LivenessSettings, type NodeFailure } from '@ito/domain';
 import { LeaseLost, assertLease, releaseLease, takeLease } from './lease.js';
 import { observeActiveTasks, recoveredNodes, type ActiveTask } from './observations.js';
+import { StageStepTimes } from './stage-step-times.js';
 
 export const MONITOR_ROLE = 'monitor';
 const ACTOR = 'monitor';
@@ -48,6 +49,7 @@ export function startMonitor(opts: MonitorOptions): RunningMonitor {
   let stopped = false;
   let timer: NodeJS.Timeout | undefined;
   let running: Promise<void> = Promise.resolve();
+  const stageStepTimes = new StageStepTimes();
 
   const tick = async () => {
     let lease;
@@ -81,6 +83,7 @@ export function startMonitor(opts: MonitorOptions): RunningMonitor {
 
   const sweep = async (fence: number) => {
     const { now, tasks } = await observeActiveTasks(opts.pool);
+    stageStepTimes.apply(tasks, now);
     const grace_from = nextGraceFrom(view, now, opts.settings);
     if (view.grace_from && grace_from !== view.grace_from) log.warn({ gap_s: (now.getTime() - view.last_sweep_at!.getTime()) / 1000 }, 'monitor resumed after a gap; agents get one interval to report');
     for (const t of tasks) {

@@ -6,6 +6,7 @@ export interface ActiveTask {
   tenant_id: string;
   run_id: string;
   task_id: string;
+  stage: string;
   attempt: number;
   observation: NodeObservation;
 }
@@ -14,6 +15,7 @@ interface Row {
   tenant_id: string;
   run_id: string;
   task_id: string;
+  stage: string;
   node_id: string;
   attempt: number;
   last_heartbeat_at: Date | null;
@@ -30,7 +32,7 @@ interface Row {
 export async function observeActiveTasks(db: Pick<pg.Pool, 'query'>): Promise<{ now: Date; tasks: ActiveTask[] }> {
   const { rows } = await db.query<Row & { now: Date }>({
     name: 'ito_monitor_observe',
-    text: `select now() as now, t.tenant_id, t.run_id, t.task_id, t.node_id, t.attempt,
+    text: `select now() as now, t.tenant_id, t.run_id, t.task_id, t.stage, t.node_id, t.attempt,
                   greatest(l.last_heartbeat_at, n.last_heartbeat_at) as last_heartbeat_at,
                   case when l.task_id = t.task_id and l.attempt = t.attempt then l.step end as step,
                   case when l.task_id = t.task_id and l.attempt = t.attempt then l.progress_at end as progress_at,
@@ -46,6 +48,7 @@ export async function observeActiveTasks(db: Pick<pg.Pool, 'query'>): Promise<{ 
       tenant_id: r.tenant_id,
       run_id: r.run_id,
       task_id: r.task_id,
+      stage: r.stage,
       attempt: r.attempt,
       observation: {
         node_id: r.node_id,

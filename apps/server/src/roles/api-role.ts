@@ -2,6 +2,7 @@ import type pg from 'pg';
 import { buildApp } from '@ito/api';
 import type { ItoConfig, Logger } from '@ito/config';
 import type { QueueKit } from '@ito/queue';
+import { WORKER_REGISTRATIONS } from '../workers/registry.js';
 
 export type ApiServer = Awaited<ReturnType<typeof buildApp>>;
 
@@ -22,6 +23,8 @@ export async function startApiRole(args: { cfg: ItoConfig; logger: Logger; pool:
       },
       { name: 'queue', check: () => kit.ping() },
     ],
+    // Queue depths and job durations on /metrics, for the queues and job names of the workers' catalogs.
+    queues: { kit, catalogs: WORKER_REGISTRATIONS.map((r) => r.catalog) },
   };
   const app = await buildApp(deps);
   await app.listen({ host: cfg.ITO_HOST, port: cfg.ITO_PORT });

@@ -13,15 +13,22 @@ export interface NodeObservation {
   last_heartbeat_at: Date | null;
   /** How far the task got, from the heartbeats, when they name this task's attempt; null otherwise. */
   progress: { step: number; progress_at: Date; step_s: number | null } | null;
-  /** The step time the plan expects (seconds on the wall clock); used until the node's own is measured. */
+  /**
+   * Seconds per step measured on this stage of the run by the monitor so far: by another node of the attempt, or by
+   * an earlier attempt (a resumed one runs the same layout on the same kind of nodes). Used before the node's own is
+   * measured: it is the real pace, where the plan's is a model (and knows nothing of a simulated clock).
+   */
+  stage_step_s?: number | null;
+  /** The step time the plan expects (seconds on the wall clock); used when nothing was measured. */
   planned_step_s: number | null;
 }
 
 /**
  * `grace_from`: since when the monitor's view can be trusted. It is the monitor's own start (or takeover), or
  * the first sweep after a gap in its sweeps (the database or the monitor itself was unreachable): heartbeats
- * sent in the gap were never recorded, so every agent gets one interval from then to be heard again before
- * anyone is declared lost or hung.
+ * sent in the gap were never recorded, so silence before then is no evidence. A node is lost only after the
+ * misses counted from then (an agent whose beats failed during the outage retries on its own cycle, and the API
+ * may come up after the monitor), and nobody is judged hung in the first interval.
  */
 export interface SweepClock {
   now: Date;
@@ -36,8 +43,8 @@ export type LivenessVerdict =
 const seconds = (ms: number) => ms / 1000;
 
 /**
- * Lost: silent for more than `misses` intervals. Hung: heard from, and its heartbeats say the task's step has not
- * moved for k × its expected step time (the node's measured seconds per step, else the plan's), and never less than `misses`
+ * Lost: silent for more than `misses` intervals, counting only silence since `grace_from`. Hung: heard from, and its heartbeats say the task's step has not
+ * moved for k × its expected step time (`expectedStepSeconds`), and never less than `misses`
  * intervals (progress travels with the heartbeats). Neither before one interval after `grace_from`. Pure.
  */
 export function judgeNode(obs: NodeObservation, settings: LivenessSettings, clock: SweepClock): LivenessVerdict {
@@ -45,11 +52,11 @@ export function judgeNode(obs: NodeObservation, settings: LivenessSettings, cloc
   if (seconds(now - clock.grace_from.getTime()) < settings.interval_s) return { kind: 'alive' };
   const lostAfter = settings.interval_s * settings.misses;
   const silent = obs.last_heartbeat_at ? seconds(now - obs.last_heartbeat_at.getTime()) : Number.POSITIVE_INFINITY;
-  if (silent > lostAfter) return { kind: 'lost', silent_s: Number.isFinite(silent) ? silent : lostAfter };
+  const observedSilence = Math.min(silent, seconds(now - clock.grace_from.getTime()));
+  if (observedSilence > lostAfter) return { kind: 'lost', silent_s: Number.isFinite(silent) ? silent : lostAfter };
   const p = obs.progress;
-  const measured = p?.step_s ?? null;
-  const expected = measured ?? obs.planned_step_s;
-  if (!p || expected === null || !(expected > 0)) return { kind: 'alive' };
+  const expected = expectedStepSeconds(obs);
+  if (!p || expected === null) return { kind: 'alive' };
   // Stuck by the node's own word: its newest heartbeat still names the step it had at `progress_at`. Measured to
   // that heartbeat, not to now, so a late heartbeat (a busy network or host) is silence, judged by the misses,
   // never a hang.
@@ -58,6 +65,15 @@ export function judgeNode(obs: NodeObservation, settings: LivenessSettings, cloc
   // misses a silent node gets, so fast steps never turn a sampling gap into a hang.
   const hungAfter = Math.max(settings.hang_factor * expected, settings.interval_s * settings.misses);
   return stuck > hungAfter ? { kind: 'hung', stuck_s: stuck, expected_step_s: expected, last_progress_at: p.progress_at } : { kind: 'alive' };
+}
+
+/**
+ * The step time a hang is judged against: the node's own measured one, else the stage's measured one (another node,
+ * an earlier attempt), else the plan's; null when none is a positive number. Pure.
+ */
+export function expectedStepSeconds(obs: Pick<NodeObservation, 'progress' | 'stage_step_s' | 'planned_step_s'>): number | null {
+  for (const s of [obs.progress?.step_s, obs.stage_step_s, obs.planned_step_s]) if (typeof s === 'number' && s > 0 && Number.isFinite(s)) return s;
+  return null;
 }
 
 /**

@@ -187,7 +187,23 @@ export interface RunEventMap {
     resume_latency_s?: number;
   };
   /** An agent restored a checkpoint at the start of a resumed attempt, and how long the restore took. */
-  CheckpointRestored: { run_id: string; checkpoint_id: string; step: number; bytes: number; restore_seconds: number; stage: string; attempt: number; task_id?: string };
+  CheckpointRestored: { run_id: string; checkpoint_id: string; step: number; bytes: number; restore_seconds: number; stage: string; attempt: number; task_id?: string; seq?: number };
+  /**
+   * An incident missed an SLO: its detection latency (when the failure was detected) or its resume latency (when
+   * the run resumed), against the operator's target or the seed's hard bound. Appended in the same transaction as
+   * the event that revealed it, once per incident and SLO.
+   */
+  SloBreached: {
+    run_id: string;
+    incident_kind: IncidentFacts['kind'];
+    node_id: string;
+    /** The incident's detection time: with node_id, it names the incident the breach belongs to. */
+    detected_at: string;
+    slo: 'detection' | 'resume';
+    measured_s: number;
+    target_s: number;
+    bound: 'target' | 'seed';
+  };
   LossSpikeDetected: { run_id: string; step: number; loss: number; stage?: string; attempt?: number; moving_average?: number; factor?: number; consecutive?: number };
   RestartProposed: {
     run_id: string;
@@ -237,6 +253,7 @@ export const RUN_EVENT_TYPES = [
   'NodeRecovered',
   'RunResumed',
   'CheckpointRestored',
+  'SloBreached',
   'LossSpikeDetected',
   'RestartProposed',
   'RestartApproved',

@@ -3,7 +3,8 @@ import { EMPTY_LOSS_TRACKER, observeLoss, type LossTracker } from '../pipeline/l
 import type { Pipeline } from '../pipeline/pipeline.js';
 import type { CheckpointRef, IncidentFacts, LivePlan, RunEvent, TaskRef } from './run-events.js';
 
-export type TaskState = TaskRef & { status: TaskStatus | 'stopped'; last_seq: number };
+/** `restored`: the task reported restoring its attempt's checkpoint (recorded once per task). */
+export type TaskState = TaskRef & { status: TaskStatus | 'stopped'; last_seq: number; restored?: boolean };
 
 /** One attempt at one stage: its tasks, and how far its leader (rank 0) got on the executor's clock. */
 export interface StageAttempt {
@@ -313,6 +314,8 @@ export function evolveRun(state: RunAggregate, event: RunEvent): RunAggregate {
     case 'NodeRecovered':
       return { ...next, excludedNodes: (state.excludedNodes ?? []).filter((n) => n !== event.data.node_id) };
     case 'CheckpointRestored':
+      return bumpSeq(next, event.data.task_id, event.data.seq, { restored: true });
+    case 'SloBreached':
       return next;
     case 'RunResumed':
       return { ...next, status: keepStatus(state, state.resumeTo ?? (state.stage ? stateForStage(state.stage) : 'training')), resumeTo: null, incident: null };

@@ -1,4 +1,4 @@
-import { ItoError, gatedStageOf, stageKind, type CheckpointBody, type CompleteBody, type Directive, type EvalStage, type FailBody, type ProgressBody, type StageName } from '@ito/contracts';
+import { ItoError, gatedStageOf, stageKind, type CheckpointBody, type CompleteBody, type Directive, type EvalStage, type FailBody, type ProgressBody, type RestoredBody, type StageName } from '@ito/contracts';
 import { evaluateGates } from '../pipeline/gates.js';
 import { DEFAULT_LADDER_RULE, LADDER_METRIC, decideLadder } from '../pipeline/ladder.js';
 import { EMPTY_LOSS_TRACKER, observeLoss } from '../pipeline/loss-spike.js';
@@ -10,6 +10,7 @@ import { checkpointPrefix, isInsidePrefix } from './checkpoint-uris.js';
 export type TaskReport =
   | { type: 'progress'; task_id: string; node_id: string; body: ProgressBody }
   | { type: 'checkpoint'; task_id: string; node_id: string; checkpoint_id: string; body: CheckpointBody }
+  | { type: 'restored'; task_id: string; node_id: string; body: RestoredBody }
   | { type: 'complete'; task_id: string; node_id: string; body: CompleteBody }
   | { type: 'fail'; task_id: string; node_id: string; body: FailBody };
 
@@ -103,6 +104,17 @@ export function decideTaskReport(state: RunAggregate, report: TaskReport, now?: 
           ...(b.simulated ? { simulated: true } : {}),
         },
       });
+      break;
+    }
+    case 'restored': {
+      // Only the checkpoint this attempt was told to resume from, once per task: a second report is no news.
+      const from = current.resume_from;
+      const b = report.body;
+      if (!from || from.checkpoint_id !== b.checkpoint_id || from.step !== b.step) {
+        throw new ItoError('validation_failed', `attempt ${current.attempt} of ${current.stage} resumes from ${from ? `checkpoint ${from.checkpoint_id} at step ${from.step}` : 'no checkpoint'}`);
+      }
+      if (task.restored) return { events: [], duplicate: true, directive: directiveFor(state, task.task_id) };
+      events.push({ type: 'CheckpointRestored', data: { ...base, checkpoint_id: b.checkpoint_id, step: b.step, bytes: b.bytes, restore_seconds: b.restore_seconds, seq: b.seq } });
       break;
     }
     case 'complete':
