@@ -1,0 +1,274 @@
+/**
+ * `npm run bench:desk -- --json [--runs 10000] [--events 1000000] [--queries 30] [--query-rate 1] [--small] [--keep]`
+ *
+ * In a scratch database (created, migrated, dropped afterwards) on ITO_DATABASE_URL's server:
+ *  1. a ledger of `--runs` runs (default 10,000) over 30 days, about `--events` events in all (default 1,000,000),
+ *     written with batched INSERTs through the ledger's own content hashing (bulk-ledger.ts): each run reserves,
+ *     prepares data, plans, pretrains with progress every simulated minute and a checkpoint every ten steps
+ *     (synchronous and asynchronous saves), three in five runs are interrupted (a lost node, a hang or a crash,
+ *     in turn), resume from their last checkpoint with a restore and recomputed steps, then fine-tune and
+ *     succeed; runs spread over bookings in 4 regions × 2 fabrics × 3 GPU models, written 100 runs at a time
+ *     interleaved by time, as a busy ledger would hold them;
+ *  2. a plain ordered scan of the same events through node-pg (keyset pages of 1,000 by position, the types the
+ *     telemetry projection handles): the baseline rate, once before and once after the catch-up;
+ *  3. the telemetry projection's catch-up from position 0, as the desk query runs it (`runProjection`, batches
+ *     of 1,000, until nothing is left): events/s, and its ratio to the mean of the two scans;
+ *  4. the desk query, `GET /v1/desk/telemetry?since=…&until=…&group_by=region,fabric,gpu` over the 30 days,
+ *     against `ito-server start --role api` (child process), open loop at `--query-rate` queries per second
+ *     (default 1) for `--queries` queries (default 30), latency from the scheduled send time; beside it, on the
+ *     same schedule, `GET /v1/auth/whoami` with the same credential (the floor of an authenticated request);
+ *     before it, 5 queries one after another (closed loop, one client): the service time of one query.
+ * Goals (issue 14): query p99 < 200 ms; catch-up ≥ 0.5 × the plain scan.
+ * `--small`: 1,000 runs, 50,000 events, 10 queries at 2/s (under a minute).
+ */
+import pg from 'pg';
+import { createAdminService, createApiLedger } from '@ito/api';
+import { createLedger, migrateDatabase } from '@ito/ledger';
+import { TELEMETRY_EVENT_TYPES } from '@ito/telemetry';
+import { telemetryProjection } from '../../apps/api/src/projections/telemetry-projection.js';
+import { createScratchDatabase } from '../support/scratch-db.js';
+import { writeBulkEvents, type BulkEvent } from './bulk-ledger.js';
+import { startChildServer } from './child-server.js';
+import { cpuMeter, cpuSeconds, loadAverage1m, postgresCpuSource, selfCpuSeconds } from './proc-cpu.js';
+
+const args = process.argv.slice(2);
+const json = args.includes('--json');
+const SMALL = args.includes('--small');
+const flag = (name: string, dflt: number): number => {
+  const i = args.indexOf(name);
+  const value = i >= 0 ? Number(args[i + 1]) : dflt;
+  if (!(value > 0)) throw new Error(`${name} must be a positive number`);
+  return value;
+};
+const RUNS = Math.round(flag('--runs', SMALL ? 1_000 : 10_000));
+const EVENTS = Math.round(flag('--events', SMALL ? 50_000 : 1_000_000));
+const QUERIES = Math.round(flag('--queries', SMALL ? 10 : 30));
+const QUERY_RATE = flag('--query-rate', SMALL ? 2 : 1);
+const CATCH_UP_BATCH = 1_000;
+/** Queries sent one after another before the open loop, for the service time of one query. */
+const SERIAL_QUERIES = 5;
+/** Leaves the scratch database in place (its URL on stderr), to look at the query plans afterwards. */
+const KEEP = args.includes('--keep');
+const adminUrl = process.env.ITO_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+/** Progress goes to stderr, so `--json` keeps stdout to the one result line. */
+const say = (line: string) => process.stderr.write(`${line}\n`);
+const percentile = (sorted: readonly number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? Number.NaN;
+const round = (n: number, d = 0) => Number(n.toFixed(d));
+
+const DAY_MS = 86_400_000;
+const UNTIL = Math.floor(Date.now() / DAY_MS) * DAY_MS;
+const SINCE = UNTIL - 30 * DAY_MS;
+const REGIONS = ['us-east-1', 'us-west-2', 'eu-west-1', 'ap-south-1'];
+const FABRICS = ['infiniband', 'ethernet'];
+const GPUS = ['h100', 'h200', 'b200'];
+const BOOKINGS = Math.max(24, Math.round(RUNS / 5));
+const hexId = (prefix: string, i: number) => `${prefix}_${i.toString(16).padStart(32, '0')}`;
+
+function bookingEvent(b: number): BulkEvent {
+  const id = hexId('bkg', b);
+  return {
+    stream: `booking-${id}`,
+    version: 1,
+    type: 'BookingRecorded',
+    at: new Date(SINCE - DAY_MS),
+    data: {
+      booking_id: id, status: 'active', gpu: GPUS[b % 3], nodes: 2 + (b % 3) * 2, gpus_per_node: 8, region: REGIONS[b % 4], fabric: FABRICS[Math.floor(b / 4) % 2],
+      term_start: new Date(SINCE - DAY_MS).toISOString(), term_end: new Date(UNTIL + DAY_MS).toISOString(), rate_usd_per_gpu_hour: 2 + (b % 5) * 0.25, node_inventory: [],
+    },
+  };
+}
+
+/** One run's history: `size` events (at least 30), a step a simulated minute, starting at `start`. */
+function runHistory(i: number, start: number, size: number): BulkEvent[] {
+  const run_id = hexId('run', i);
+  const booking_id = hexId('bkg', i % BOOKINGS);
+  const out: BulkEvent[] = [];
+  let t = start;
+  const add = (dt: number, type: string, data: Record<string, unknown>) => {
+    t += dt * 1000;
+    out.push({ stream: `run-${run_id}`, version: out.length + 1, type, data: { run_id, ...data }, at: new Date(t) });
+  };
+  const interrupted = i % 5 < 3;
+  // Fixed events: 7 before training, 3 for an interruption + resume + restore, 6 at the end; the rest is training.
+  const training = size - 16;
+  const before = interrupted ? Math.floor(training * 0.5) : training;
+  const after = training - before;
+  add(0, 'RunReserved', { booking_id });
+  add(0, 'RunConfirmed', { confirmation_ref: 'cfm_bench' });
+  add(10, 'StageStarted', { stage: 'data_prep' });
+  add(600, 'StageCompleted', { stage: 'data_prep' });
+  add(0, 'StageStarted', { stage: 'planning' });
+  add(20, 'StageCompleted', { stage: 'planning' });
+  add(0, 'StageStarted', { stage: 'pretrain', attempt: 1 });
+  let step = 0;
+  let lastCheckpoint: { id: string; step: number } | null = null;
+  const train = (count: number, stage: string) => {
+    for (let k = 0; k < count; k++) {
+      step += 10;
+      if (step % 100 === 0) {
+        const id = `ck_${i}_${step}`;
+        add(20, 'CheckpointSaved', { checkpoint_id: id, stage, step, uri: `s3://bench/${run_id}/${step}`, bytes: 8e9 + (i % 7) * 1e9, save_seconds: 20 + (i % 11), async: step % 200 === 0 });
+        lastCheckpoint = { id, step };
+      } else add(60, 'ProgressRecorded', { stage, step, tokens: step * 4096 });
+    }
+  };
+  train(before, 'pretrain');
+  if (interrupted) {
+    const kind = i % 3;
+    const ck = lastCheckpoint as { id: string; step: number } | null;
+    if (kind === 0) add(8, 'NodeLost', { node_id: hexId('node', i), stage: 'pretrain', last_heartbeat_at: new Date(t + 2_000).toISOString(), misses: 3, interval_s: 2 });
+    else if (kind === 1) add(30, 'TaskHung', { task_id: `t_${i}`, stage: 'pretrain', attempt: 1, node_id: hexId('node', i), last_progress_at: new Date(t).toISOString() });
+    else add(5, 'TaskFailed', { task_id: `t_${i}`, stage: 'pretrain', attempt: 1, node_id: hexId('node', i), seq: step, failure: 'crash', reason: 'trainer exited 1' });
+    add(1 + (i % 4), 'RunResumed', { from_checkpoint_id: ck?.id ?? null, stage: 'pretrain', attempt: 2, from_step: ck?.step ?? 0, recompute_steps: step - (ck?.step ?? 0) });
+    add(15, 'CheckpointRestored', { checkpoint_id: ck?.id ?? null, step: ck?.step ?? 0, bytes: 8e9, restore_seconds: 10 + (i % 5) });
+    step = ck?.step ?? 0;
+  } else {
+    add(60, 'ProgressRecorded', { stage: 'pretrain', step, tokens: step * 4096 });
+    add(60, 'ProgressRecorded', { stage: 'pretrain', step, tokens: step * 4096 });
+    add(60, 'ProgressRecorded', { stage: 'pretrain', step, tokens: step * 4096 });
+  }
+  train(after, 'pretrain');
+  add(30, 'StageCompleted', { stage: 'pretrain', attempt: interrupted ? 2 : 1 });
+  add(0, 'StageStarted', { stage: 'sft' });
+  add(300, 'ProgressRecorded', { stage: 'sft', step: step + 10, tokens: (step + 10) * 4096 });
+  add(300, 'ProgressRecorded', { stage: 'sft', step: step + 20, tokens: (step + 20) * 4096 });
+  add(60, 'StageCompleted', { stage: 'sft' });
+  add(10, 'RunSucceeded', {});
+  return out;
+}
+
+/** Bookings first, then the runs, 100 at a time, each group's events in time order (as a busy ledger holds them). */
+function* history(): Generator<BulkEvent> {
+  for (let b = 0; b < BOOKINGS; b++) yield bookingEvent(b);
+  const size = Math.max(30, Math.round((EVENTS - BOOKINGS) / RUNS));
+  const spacing = (30 * DAY_MS - 2 * DAY_MS) / RUNS;
+  for (let g = 0; g < RUNS; g += 100) {
+    const group: BulkEvent[] = [];
+    for (let i = g; i < Math.min(RUNS, g + 100); i++) group.push(...runHistory(i, SINCE + i * spacing, size));
+    group.sort((a, b) => a.at.getTime() - b.at.getTime());
+    yield* group;
+  }
+}
+
+async function timed<T>(fn: () => Promise<T>): Promise<{ value: T; seconds: number }> {
+  const t0 = performance.now();
+  const value = await fn();
+  return { value, seconds: (performance.now() - t0) / 1000 };
+}
+
+/** The baseline: the same events the projection reads, in the same order and page size, with nothing done to them. */
+async function plainScan(pool: pg.Pool): Promise<number> {
+  let after = '0';
+  let n = 0;
+  for (;;) {
+    const { rows } = await pool.query<{ position: string }>({
+      name: 'bench_desk_scan',
+      text: `select events.position::text as position, stream_id, stream_version, tenant_id, type, schema_version, data, metadata, recorded_at
+             from events where events.position > $1 and type = any($2::text[]) order by events.position limit ${CATCH_UP_BATCH}`,
+      values: [after, ['BookingRecorded', ...TELEMETRY_EVENT_TYPES]],
+    });
+    if (rows.length === 0) return n;
+    n += rows.length;
+    after = rows[rows.length - 1]!.position;
+  }
+}
+
+/** Open loop: request i at start + i / rate; latency from the scheduled time; a non-200 answer is an error. */
+async function openLoop(url: string, key: string, count: number, rate: number) {
+  const start = performance.now() + 20;
+  const latencies: number[] = [];
+  let errors = 0;
+  let caughtUp = 0;
+  await Promise.all(
+    Array.from({ length: count }, async (_, i) => {
+      const scheduled = start + (i * 1000) / rate;
+      await new Promise((r) => setTimeout(r, Math.max(0, scheduled - performance.now())));
+      try {
+        const r = await fetch(url, { headers: { authorization: `Bearer ${key}` } });
+        const body = (await r.json()) as { data?: { caught_up?: boolean } };
+        if (r.status !== 200) errors++;
+        else {
+          latencies.push(performance.now() - scheduled);
+          if (body.data?.caught_up) caughtUp++;
+        }
+      } catch {
+        errors++;
+      }
+    }),
+  );
+  latencies.sort((a, b) => a - b);
+  return { queries: count, rate_per_s: rate, errors, caught_up_answers: caughtUp, p50_ms: round(percentile(latencies, 50), 1), p99_ms: round(percentile(latencies, 99), 1), max_ms: round(latencies.at(-1) ?? Number.NaN, 1) };
+}
+
+async function main(): Promise<void> {
+  const db = await createScratchDatabase(adminUrl, 'ito_bench_desk');
+  const pool = new pg.Pool({ connectionString: db.url, max: 4 });
+  let server: Awaited<ReturnType<typeof startChildServer>> | null = null;
+  try {
+    await migrateDatabase(db.url);
+    const admin = createAdminService({ pool, ledger: createApiLedger(pool) });
+    const tenant = await admin.createTenant({ name: 'desk bench' });
+    const desk = await admin.createKey({ tenantId: tenant.tenant_id, scopes: ['desk:read'] });
+    say(`writing ${RUNS} runs (~${EVENTS} events)…`);
+    const gen = await timed(() => writeBulkEvents(pool, tenant.tenant_id, history()));
+    await pool.query('vacuum analyze events');
+    const ledger = createLedger({ pool });
+    say(`scanning, catching up the telemetry projection…`);
+    const scan1 = await timed(() => plainScan(pool));
+    const meter = cpuMeter({ bench: selfCpuSeconds, postgres: postgresCpuSource() });
+    const catchUp = await timed(async () => {
+      let total = 0;
+      for (let n = await ledger.runProjection(telemetryProjection, { batchSize: CATCH_UP_BATCH }); n > 0; n = await ledger.runProjection(telemetryProjection, { batchSize: CATCH_UP_BATCH })) total += n;
+      return total;
+    });
+    const catchUpCpu = meter();
+    const scan2 = await timed(() => plainScan(pool));
+    await pool.query('vacuum analyze');
+    const rows = (await pool.query(
+      `select (select count(*) from telemetry_runs)::int as runs, (select count(*) from telemetry_segments)::int as segments,
+              (select count(*) from telemetry_interruptions)::int as interruptions, (select count(*) from telemetry_checkpoints)::int as checkpoints`,
+    )).rows[0];
+
+    say('desk queries…');
+    server = await startChildServer({ databaseUrl: db.url, roles: ['api'] });
+    const query = `${server.url}/v1/desk/telemetry?since=${new Date(SINCE).toISOString()}&until=${new Date(UNTIL).toISOString()}&group_by=region,fabric,gpu`;
+    const check = await fetch(query, { headers: { authorization: `Bearer ${desk.key}` } });
+    const sample = (await check.json()) as { data: { groups: unknown[]; totals: { goodput?: number } | null; caught_up: boolean } };
+    if (check.status !== 200) throw new Error(`desk query answered ${check.status}: ${JSON.stringify(sample)}`);
+    // Service time: one query at a time, nothing queued behind another (what a query costs, not what load adds).
+    const alone: number[] = [];
+    for (let i = 0; i < SERIAL_QUERIES; i++) {
+      const t0 = performance.now();
+      const r = await fetch(query, { headers: { authorization: `Bearer ${desk.key}` } });
+      await r.arrayBuffer();
+      alone.push(performance.now() - t0);
+    }
+    alone.sort((a, b) => a - b);
+    const queryMeter = cpuMeter({ server: () => cpuSeconds(server!.pid), postgres: postgresCpuSource() });
+    const deskQuery = await openLoop(query, desk.key, QUERIES, QUERY_RATE);
+    const queryCpu = queryMeter();
+    const whoami = await openLoop(`${server.url}/v1/auth/whoami`, desk.key, QUERIES, QUERY_RATE);
+
+    const scanRate = (scan1.value / scan1.seconds + scan2.value / scan2.seconds) / 2;
+    const catchUpRate = catchUp.value / catchUp.seconds;
+    const result = {
+      ledger: { runs: RUNS, bookings: BOOKINGS, events: gen.value, write_seconds: round(gen.seconds, 1) },
+      projection_rows: rows,
+      plain_scan_events_per_s: { before: round(scan1.value / scan1.seconds), after: round(scan2.value / scan2.seconds), mean: round(scanRate) },
+      catch_up: { events: catchUp.value, seconds: round(catchUp.seconds, 1), events_per_s: round(catchUpRate), ratio_to_scan: round(catchUpRate / scanRate, 3), cpu_cores: catchUpCpu },
+      desk_query_one_at_a_time: { queries: SERIAL_QUERIES, p50_ms: round(percentile(alone, 50), 1), max_ms: round(alone.at(-1) ?? Number.NaN, 1) },
+      desk_query: { window_days: 30, group_by: 'region,fabric,gpu', groups: sample.data.groups.length, goodput: sample.data.totals?.goodput ?? null, ...deskQuery, cpu_cores: queryCpu },
+      whoami_same_schedule: whoami,
+      load_average_1m: loadAverage1m(),
+      goals: { query_p99_under_200_ms: deskQuery.p99_ms < 200, catch_up_at_least_half_scan: catchUpRate / scanRate >= 0.5 },
+    };
+    process.stdout.write(json ? `${JSON.stringify(result)}\n` : `${JSON.stringify(result, null, 2)}\n`);
+  } finally {
+    await server?.stop();
+    await pool.end();
+    if (KEEP) say(`kept ${db.url}`);
+    else await db.drop();
+  }
+}
+
+await main();
