@@ -44,6 +44,23 @@ export const MUTATION_MODULES = {
     mutate: ['packages/domain/src/run/task-reports.ts'],
     tests: ['packages/domain/test/task-reports.unit.test.ts'],
   },
-  // Joining as they land (one entry each, same shape): the monitor's rules, the data-prep passes, the
-  // telemetry projections.
+  'monitor-rules': {
+    mutate: ['packages/domain/src/monitor/liveness-rules.ts', 'packages/domain/src/monitor/node-failure.ts', 'packages/domain/src/monitor/resume-facts.ts'],
+    tests: ['packages/domain/test/monitor*.test.ts'],
+  },
+  'dataprep-passes': {
+    mutate: [
+      'packages/dataprep/src/normalize.ts',
+      'packages/dataprep/src/exact-dedup.ts',
+      'packages/dataprep/src/hashing.ts',
+      'packages/dataprep/src/shingles.ts',
+      'packages/dataprep/src/near-dedup.ts',
+      'packages/dataprep/src/decontaminate.ts',
+    ],
+    tests: ['packages/dataprep/test/*.test.ts'],
+  },
+  'telemetry-projections': {
+    mutate: ['packages/telemetry/src/run-fold.ts', 'packages/telemetry/src/figures.ts', 'packages/telemetry/src/units.ts', 'packages/telemetry/src/segments.ts', 'packages/telemetry/src/causes.ts'],
+    tests: ['packages/telemetry/test/*.test.ts', 'apps/api/test/desk-telemetry.int.test.ts'],
+  },
 };
