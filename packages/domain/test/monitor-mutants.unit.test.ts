@@ -105,6 +105,8 @@ describe('node failure decisions at their edges', () => {
     const state = fold(running());
     expect(decideNodeFailure(state, finding(), SETTINGS)).toHaveLength(3);
     const late: RunAggregate[] = [
+      // The attempt already ended (its tasks not yet marked): the finding came late.
+      { ...state, current: { ...state.current!, status: 'failed' } },
       { ...state, status: 'cancelling' },
       { ...state, status: 'awaiting_operator' },
       { ...state, status: 'cleaning_up' },
