@@ -102,6 +102,17 @@ describe('near dedup', () => {
     expect(near.falseCandidates).toBe(1);
   });
 
+  it('a document near two kept ones is the duplicate of the earlier, whichever band finds the later first', async () => {
+    const a = words('w', 60);
+    const b = a.map((w, i) => ([10, 25, 40, 55].includes(i) ? `b${i}` : w)); // Jaccard 0.47 with a: kept
+    const c = a.map((w, i) => ([10, 40].includes(i) ? `b${i}` : w)); // 46/66 with a and with b
+    // With seed 8 the banding meets b before a: the candidates must be verified in input order.
+    const near = new NearDeduper({ ...resolveParams({}).near, jaccard_threshold: 0.6, seed: 8 });
+    expect(near.consider(0, await shingled(a.join(' ')))).toBeNull();
+    expect(near.consider(1, await shingled(b.join(' ')))).toBeNull();
+    expect(near.consider(2, await shingled(c.join(' ')))).toEqual({ duplicate_of: 0, jaccard: 46 / 66 });
+  });
+
   it('an empty shingle set is never indexed nor matched', () => {
     const near = new NearDeduper(resolveParams({}).near);
     expect(near.consider(0, new Uint32Array(0))).toBeNull();
