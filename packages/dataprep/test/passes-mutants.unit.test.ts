@@ -113,6 +113,19 @@ describe('near dedup', () => {
     expect(near.consider(2, await shingled(c.join(' ')))).toEqual({ duplicate_of: 0, jaccard: 46 / 66 });
   });
 
+  it('every kept document in a bucket stays a candidate, the second and later ones too', async () => {
+    // One band of one row: documents share a bucket exactly when their single MinHash value is equal.
+    const near = new NearDeduper({ ...resolveParams({}).near, bands: 1, rows: 1, permutations: 1, jaccard_threshold: 1 });
+    const a = words('w', 60);
+    const b = [...a, 'extra']; // one shingle more: 56/57, kept under a threshold of 1
+    expect(near.consider(0, await shingled(a.join(' ')))).toBeNull();
+    expect(near.consider(1, await shingled(b.join(' ')))).toBeNull();
+    expect([near.candidatesVerified, near.falseCandidates]).toEqual([1, 1]);
+    expect(near.consider(2, await shingled(a.join(' ')))).toEqual({ duplicate_of: 0, jaccard: 1 });
+    expect(near.consider(3, await shingled(b.join(' ')))).toEqual({ duplicate_of: 1, jaccard: 1 });
+    expect([near.candidatesVerified, near.falseCandidates]).toEqual([4, 2]);
+  });
+
   it('an empty shingle set is never indexed nor matched', () => {
     const near = new NearDeduper(resolveParams({}).near);
     expect(near.consider(0, new Uint32Array(0))).toBeNull();
