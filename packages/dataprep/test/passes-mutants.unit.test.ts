@@ -53,6 +53,10 @@ describe('shingles and Jaccard', () => {
     const set = shingleSet(tokens, 2);
     expect(set).toHaveLength(2);
     expect(set[0]).toBeLessThan(set[1]!);
+    // Repeats that sort next to a different shingle are still dropped: as many shingles as distinct windows.
+    expect(shingleSet(Uint32Array.from([1, 2, 1, 2]), 2)).toHaveLength(2);
+    expect(shingleSet(Uint32Array.from([1, 2, 3, 1, 2]), 2)).toHaveLength(3);
+    expect(shingleSet(Uint32Array.from([4, 4, 4, 4]), 2)).toHaveLength(1);
     expect(shingleSet(Uint32Array.from([5, 6, 7]), 3)).toHaveLength(1);
     expect(shingleSet(Uint32Array.from([5, 6, 7]), 9)).toEqual(shingleSet(Uint32Array.from([5, 6, 7]), 3));
   });
@@ -87,6 +91,8 @@ describe('near dedup', () => {
   it('LSH banding: unrelated documents are never compared, a near copy is one candidate, a look-alike below the threshold a false one', async () => {
     const near = new NearDeduper(resolveParams({}).near);
     for (let d = 0; d < 30; d++) expect(near.consider(d, await shingled(words(`d${d}x`, 50).join(' ')))).toBeNull();
+    // One-word documents: one shingle each, so their MinHash values are independent; no band of 5 rows can agree.
+    for (let d = 0; d < 40; d++) expect(near.consider(100 + d, await shingled(`solo${d}`))).toBeNull();
     expect(near.candidatesVerified).toBe(0);
     expect(near.falseCandidates).toBe(0);
     const base = words('d3x', 50);
