@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { appendSegment, bandwidthOf, distribution, groupFigures, overlaySegment, runTelemetryOf, unitsOf, type BookingFacts, type Segment, type TelemetryEvent } from '../src/index.js';
+import { BADPUT_CAUSES, TIME_LABELS, appendSegment, bandwidthOf, distribution, groupFigures, overlaySegment, runTelemetryOf, unitsOf, type BookingFacts, type Segment, type TelemetryEvent } from '../src/index.js';
 
 /**
  * The run fold's and the figures' edges the known history passes over: events out of place or malformed, each
@@ -115,6 +115,70 @@ describe('the run fold at its edges', () => {
   });
 });
 
+describe('the run fold: what moves the step, the mode and the recompute mark', () => {
+  it('progress of a non-training stage or from a recovering run moves neither the mode nor the step', () => {
+    const run = fold([
+      ...training,
+      ev(20, 'ProgressRecorded', { stage: 'data_prep', step: 90 }),
+      ev(30, 'ProgressRecorded', { stage: 'planning', step: 91 }),
+      ev(40, 'ProgressRecorded', { stage: 'eval_pretrain', step: 92 }),
+    ]);
+    expect(run).toMatchObject({ max_step: 1, mode: 'training' });
+    const lost = fold([...training, ev(20, 'NodeLost', { last_heartbeat_at: iso(20) }), ev(30, 'ProgressRecorded', { stage: 'pretrain', step: 5 }), ev(40, 'RunResumed')]);
+    expect(lost).toMatchObject({ max_step: 1, mode: 'train_startup' });
+    expect(lost.segments.at(-1)).toEqual(seg(20, 40, 'infrastructure_recovery'));
+  });
+
+  it('training time before any step is known is not productive', () => {
+    const run = fold([ev(0, 'RunReserved'), ev(0, 'StageStarted', { stage: 'pretrain' }), ev(10, 'ProgressRecorded', { stage: 'pretrain' }), ev(20, 'StageCompleted')]);
+    expect(run.max_step).toBe(-1);
+    expect(run.segments).toEqual([seg(0, 10, 'program_startup'), seg(10, 20, 'wasted_progress')]);
+  });
+
+  it('a GPU fault interrupts like a crash; a failed stage is not itself an interruption', () => {
+    expect(fold([...training, ev(20, 'TaskFailed', { failure: 'gpu_fault' })]).interruptions).toEqual([{ cause: 'gpu_fault', at: at(20), detection_ms: null, resume_ms: null }]);
+    expect(fold([...training, ev(20, 'StageFailed', { failure: 'crash' })]).interruptions).toEqual([]);
+  });
+
+  it('a resume after the run left recovery another way (a new stage) times nothing', () => {
+    const run = fold([...training, ev(20, 'NodeLost', { last_heartbeat_at: iso(15) }), ev(30, 'StageStarted', { stage: 'pretrain' }), ev(40, 'RunResumed')]);
+    expect(run.interruptions).toEqual([{ cause: 'node_lost', at: at(20), detection_ms: 5000, resume_ms: null }]);
+  });
+
+  it('a stage completing during recovery ends the recovery time', () => {
+    const run = fold([...training, ev(20, 'NodeLost', { last_heartbeat_at: iso(20) }), ev(30, 'StageCompleted'), ev(40, 'RunSucceeded')]);
+    expect(run.segments.slice(-2)).toEqual([seg(20, 30, 'infrastructure_recovery'), seg(30, 40, 'other')]);
+  });
+
+  it('after a proposed restart, steps up to the one reached are recomputed: wasted, not productive', () => {
+    const run = fold([
+      ...training,
+      ev(20, 'ProgressRecorded', { stage: 'pretrain', step: 5 }),
+      ev(30, 'RestartProposed'),
+      ev(40, 'RestartApproved'),
+      ev(50, 'StageStarted', { stage: 'pretrain' }),
+      ev(60, 'ProgressRecorded', { stage: 'pretrain', step: 3 }),
+      ev(70, 'ProgressRecorded', { stage: 'pretrain', step: 5 }),
+      ev(80, 'ProgressRecorded', { stage: 'pretrain', step: 6 }),
+    ]);
+    expect(run.segments.slice(-4)).toEqual([seg(30, 40, 'awaiting_operator'), seg(40, 60, 'program_startup'), seg(60, 70, 'wasted_progress'), seg(70, 80, 'productive')]);
+  });
+
+  it('a save of no measurable time or of zero bytes is still recorded; every restore stalls, even one marked asynchronous', () => {
+    const run = fold([...training, ev(20, 'CheckpointSaved', { bytes: 0, save_seconds: 0 }), ev(30, 'CheckpointRestored', { bytes: 10, restore_seconds: 2, async: true })]);
+    expect(run.checkpoints).toEqual([
+      { kind: 'save', at: at(20), bytes: 0, ms: 0 },
+      { kind: 'restore', at: at(30), bytes: 10, ms: 2000 },
+    ]);
+    expect(run.segments.slice(-2)).toEqual([seg(10, 28, 'productive'), seg(28, 30, 'checkpoint_restore')]);
+  });
+
+  it('time labels are productive and every badput cause', () => {
+    expect(TIME_LABELS).toHaveLength(10);
+    expect(new Set(TIME_LABELS)).toEqual(new Set(['productive', ...BADPUT_CAUSES]));
+  });
+});
+
 describe('units and figures at their edges', () => {
   const booking = (o: Partial<BookingFacts> = {}): BookingFacts => ({
     booking_id: 'bkg_1',
@@ -135,6 +199,8 @@ describe('units and figures at their edges', () => {
     expect(u!.interruptions).toEqual({ node_lost: 1, hang: 0, crash: 0, gpu_fault: 0 });
     expect(u!.detection_ms).toEqual([5000]);
     expect(u!.resume_ms).toEqual([10_000]);
+    // Before the window: not counted.
+    expect(unitsOf([booking()], [run], { from: at(21), to: at(40) }, false)[0]!.interruptions.node_lost).toBe(0);
     expect(bandwidthOf({ kind: 'save', at: 0, bytes: 10, ms: 0 })).toBeNull();
     expect(bandwidthOf({ kind: 'save', at: 0, bytes: 10, ms: 500 })).toBe(20);
   });
@@ -207,6 +273,12 @@ describe('segments at their edges', () => {
     overlaySegment(segs, 25, 25, 'idle');
     expect(segs).toHaveLength(2);
     overlaySegment(segs, 20, 30, 'checkpoint_restore');
+    expect(segs).toEqual([
+      [10, 20, 'productive'],
+      [20, 30, 'checkpoint_restore'],
+    ]);
+    // A reversed interval is empty too.
+    overlaySegment(segs, 25, 15, 'idle');
     expect(segs).toEqual([
       [10, 20, 'productive'],
       [20, 30, 'checkpoint_restore'],
