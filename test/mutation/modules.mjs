@@ -43,7 +43,7 @@ export const MUTATION_MODULES = {
   },
   'task-reports': {
     mutate: ['packages/domain/src/run/task-reports.ts'],
-    tests: ['packages/domain/test/task-reports.unit.test.ts'],
+    tests: ['packages/domain/test/task-reports*.test.ts'],
     timeoutMS: 10_000,
   },
   'monitor-rules': {
