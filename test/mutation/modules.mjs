@@ -4,7 +4,7 @@
  * must kill those mutants. Tests that run a built entry (test/e2e, *.e2e.test.ts spawning dist/) cannot see a
  * mutant in the sources, so only tests importing the sources are listed.
  */
-/** @type {Record<string, { mutate: string[]; tests: string[] }>} */
+/** @type {Record<string, { mutate: string[]; tests: string[]; timeoutMS?: number }>} */
 export const MUTATION_MODULES = {
   'manifest-gate': {
     mutate: ['apps/api/src/services/manifest-gate.ts', 'packages/domain/src/secret-scan.ts', 'packages/domain/src/secrets/detectors.ts'],
@@ -39,11 +39,32 @@ export const MUTATION_MODULES = {
   'pipeline-orchestrator': {
     mutate: ['packages/domain/src/pipeline/next-commands.ts'],
     tests: ['packages/domain/test/pipeline.unit.test.ts'],
+    timeoutMS: 10_000,
   },
   'task-reports': {
     mutate: ['packages/domain/src/run/task-reports.ts'],
-    tests: ['packages/domain/test/task-reports.unit.test.ts'],
+    tests: ['packages/domain/test/task-reports*.test.ts'],
+    timeoutMS: 10_000,
   },
-  // Joining as they land (one entry each, same shape): the monitor's rules, the data-prep passes, the
-  // telemetry projections.
+  'monitor-rules': {
+    mutate: ['packages/domain/src/monitor/liveness-rules.ts', 'packages/domain/src/monitor/node-failure.ts', 'packages/domain/src/monitor/resume-facts.ts'],
+    tests: ['packages/domain/test/monitor*.test.ts'],
+    timeoutMS: 10_000,
+  },
+  'dataprep-passes': {
+    mutate: [
+      'packages/dataprep/src/normalize.ts',
+      'packages/dataprep/src/exact-dedup.ts',
+      'packages/dataprep/src/hashing.ts',
+      'packages/dataprep/src/shingles.ts',
+      'packages/dataprep/src/near-dedup.ts',
+      'packages/dataprep/src/decontaminate.ts',
+    ],
+    tests: ['packages/dataprep/test/*.test.ts'],
+    timeoutMS: 10_000,
+  },
+  'telemetry-projections': {
+    mutate: ['packages/telemetry/src/run-fold.ts', 'packages/telemetry/src/figures.ts', 'packages/telemetry/src/units.ts', 'packages/telemetry/src/segments.ts', 'packages/telemetry/src/causes.ts'],
+    tests: ['packages/telemetry/test/*.test.ts', 'apps/api/test/desk-telemetry.int.test.ts'],
+  },
 };
