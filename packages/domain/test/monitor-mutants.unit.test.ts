@@ -14,9 +14,11 @@ const T1 = taskIdFor(RUN, 'pretrain', 1, 1);
 describe('liveness boundaries', () => {
   const silentSince0 = { node_id: NODES[0]!, planned_step_s: 1, last_heartbeat_at: T(0), progress: null };
 
-  it('judges again exactly one interval after the trust point, not later', () => {
+  it('after a trust point, a node silent since long before is lost only once the misses have passed since it', () => {
     expect(judgeNode(silentSince0, SETTINGS, { now: T(61.9), grace_from: T(60) })).toEqual({ kind: 'alive' });
-    expect(judgeNode(silentSince0, SETTINGS, { now: T(62), grace_from: T(60) })).toEqual({ kind: 'lost', silent_s: 62 });
+    // Exactly interval × misses (6 s) of observed silence is not yet more than the misses.
+    expect(judgeNode(silentSince0, SETTINGS, { now: T(66), grace_from: T(60) })).toEqual({ kind: 'alive' });
+    expect(judgeNode(silentSince0, SETTINGS, { now: T(66.5), grace_from: T(60) })).toEqual({ kind: 'lost', silent_s: 66.5 });
   });
 
   it('a sweep exactly one interval after the previous keeps the trust point; a longer gap resets it', () => {
