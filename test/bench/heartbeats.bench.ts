@@ -15,6 +15,7 @@
  * answers less than 80 % of a rate is not offered the higher ones (its backlog would only grow).
  * `--small`: rates 500,1000,2000 for 4 s each (under a minute in all).
  */
+import { benchArgs } from './args.js';
 import { spawn } from 'node:child_process';
 import { Agent, request } from 'node:http';
 import { createInterface } from 'node:readline';
@@ -28,13 +29,7 @@ import { createScratchDatabase } from '../support/scratch-db.js';
 import { startChildServer } from './child-server.js';
 import { cpuSeconds, cpuSecondsMeter, loadAverage1m, postgresCpuSource, selfCpuSeconds } from './proc-cpu.js';
 
-const args = process.argv.slice(2);
-const json = args.includes('--json');
-const SMALL = args.includes('--small');
-const opt = (name: string, dflt: string) => {
-  const i = args.indexOf(name);
-  return i >= 0 ? args[i + 1]! : dflt;
-};
+const { json, small: SMALL, opt } = benchArgs();
 const RATES = opt('--rates', SMALL ? '500,1000,2000' : '500,1000,2000,4000,8000,12500').split(',').map(Number);
 const SECONDS = Number(opt('--seconds', SMALL ? '4' : '10'));
 const WARMUP_SECONDS = Number(opt('--warmup-seconds', SMALL ? '1' : '2'));

@@ -19,6 +19,7 @@
  * `--small`: 1 failure of each kind, all kinds at once, hang factor 1 (a quick check, under a minute).
  * `--hang-factor k` sets ITO_HANG_STEP_FACTOR; `--parallel-kinds` runs the kinds at once.
  */
+import { benchArgs } from './args.js';
 import { readFileSync } from 'node:fs';
 import { Writable } from 'node:stream';
 import pg from 'pg';
@@ -34,13 +35,7 @@ import { createScratchDatabase } from '../support/scratch-db.js';
 import { startChildServer, type ChildServer } from './child-server.js';
 import { cpuMeter, cpuSeconds, loadAverage1m, postgresCpuSource, selfCpuSeconds } from './proc-cpu.js';
 
-const args = process.argv.slice(2);
-const json = args.includes('--json');
-const SMALL = args.includes('--small');
-const opt = (name: string, dflt: string) => {
-  const i = args.indexOf(name);
-  return i >= 0 ? args[i + 1]! : dflt;
-};
+const { args, json, small: SMALL, opt } = benchArgs();
 const FAILURES = Number(opt('--failures', SMALL ? '1' : '20'));
 const KINDS = opt('--kinds', 'crash,silent,hang').split(',') as Kind[];
 /**
