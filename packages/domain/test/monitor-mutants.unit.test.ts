@@ -1,13 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { decideNodeFailure, decideNodeRecovered, decideTaskReport, judgeNode, nextGraceFrom, resumeFacts, taskIdFor, type NodeFailure, type RunAggregate, type RunEvent } from '@ito/domain';
+import { SETTINGS, T, lostFinding } from './support/monitor-fixtures.js';
 import { NODES, RUN, fold, planned, reserved, started } from './support/run-history.js';
 
 /**
  * The edges of the monitor's rules that the scenario tests pass over: exact boundaries, every state that makes a
  * finding late, the withdrawn set when tasks differ in status, and the reason text the run's history keeps.
  */
-const SETTINGS = { interval_s: 2, misses: 3, hang_factor: 5 };
-const T = (s: number) => new Date(Date.UTC(2026, 11, 3, 12, 0, 0) + s * 1000);
 const T0 = taskIdFor(RUN, 'pretrain', 1, 0);
 const T1 = taskIdFor(RUN, 'pretrain', 1, 1);
 
@@ -48,16 +47,7 @@ describe('liveness boundaries', () => {
 
 describe('node failure decisions at their edges', () => {
   const running = () => started(planned(), 'pretrain');
-  const finding = (o: Partial<NodeFailure> = {}): NodeFailure => ({
-    node_id: NODES[1]!,
-    task_id: T1,
-    attempt: 1,
-    verdict: { kind: 'lost', silent_s: 6.4 },
-    last_heartbeat_at: T(0),
-    step: null,
-    detected_at: T(6.4),
-    ...o,
-  });
+  const finding = lostFinding;
   /** T0 has reported progress (running); T1 has completed. */
   const mixed = (): RunEvent[] => {
     let h = running();

@@ -12,10 +12,9 @@ import {
   type NodeFailure,
   type RunEvent,
 } from '@ito/domain';
+import { SETTINGS, T, lostFinding } from './support/monitor-fixtures.js';
 import { NODES, RUN, fold, planned, started } from './support/run-history.js';
 
-const SETTINGS = { interval_s: 2, misses: 3, hang_factor: 5 };
-const T = (s: number) => new Date(Date.UTC(2026, 11, 3, 12, 0, 0) + s * 1000);
 const clock = (now: number, grace = -100) => ({ now: T(now), grace_from: T(grace) });
 const T0 = taskIdFor(RUN, 'pretrain', 1, 0);
 const T1 = taskIdFor(RUN, 'pretrain', 1, 1);
@@ -85,16 +84,7 @@ describe('liveness rules', () => {
 
 describe('node failures', () => {
   const running = () => started(planned(), 'pretrain');
-  const lost = (o: Partial<NodeFailure> = {}): NodeFailure => ({
-    node_id: NODES[1]!,
-    task_id: T1,
-    attempt: 1,
-    verdict: { kind: 'lost', silent_s: 6.4 },
-    last_heartbeat_at: T(0),
-    step: null,
-    detected_at: T(6.4),
-    ...o,
-  });
+  const lost = lostFinding;
 
   it('a lost node: NodeLost with its evidence, every task of the attempt withdrawn, the attempt failed, retried on other nodes from the last checkpoint', () => {
     const h: RunEvent[] = [...running(), ...decideNodeFailure(fold(running()), lost(), SETTINGS)];
