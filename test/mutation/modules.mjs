@@ -38,12 +38,13 @@ export const MUTATION_MODULES = {
   },
   'pipeline-orchestrator': {
     mutate: ['packages/domain/src/pipeline/next-commands.ts'],
-    tests: ['packages/domain/test/pipeline.unit.test.ts'],
+    // Every pure domain test: the task-report, monitor and SLO tests drive the decider through whole histories.
+    tests: ['packages/domain/test/*.unit.test.ts'],
     timeoutMS: 10_000,
   },
   'task-reports': {
     mutate: ['packages/domain/src/run/task-reports.ts'],
-    tests: ['packages/domain/test/task-reports*.test.ts'],
+    tests: ['packages/domain/test/*.unit.test.ts'],
     timeoutMS: 10_000,
   },
   'monitor-rules': {
