@@ -22,6 +22,8 @@ export interface ReportDecision {
 }
 
 const ENDED: ReadonlyArray<TaskState['status']> = ['completed', 'failed', 'stopped'];
+/** Run statuses after which no task may go on: the run ended, or its checkpoints are being (or were) removed. */
+const RUN_OVER: ReadonlyArray<RunAggregate['status']> = ['succeeded', 'failed', 'cancelled', 'gate_failed', 'cleaning_up', 'cleaned'];
 
 function superseded(taskId: string): never {
   throw new ItoError('invalid_state', `task ${taskId} is not the current attempt of its stage; stop it`, { directive: 'stop' });
@@ -39,9 +41,7 @@ function fenced(state: RunAggregate, report: TaskReport): { current: StageAttemp
 export function directiveFor(state: RunAggregate, taskId: string): Directive {
   const task = state.current?.tasks.find((t) => t.task_id === taskId);
   if (!task || task.status === 'withdrawn' || ENDED.includes(task.status)) return 'stop';
-  if (state.status === 'cancelling' || state.status === 'awaiting_operator' || (state.status !== 'none' && ['succeeded', 'failed', 'cancelled', 'gate_failed', 'cleaning_up', 'cleaned'].includes(state.status))) {
-    return 'stop';
-  }
+  if (state.status === 'cancelling' || state.status === 'awaiting_operator' || RUN_OVER.includes(state.status)) return 'stop';
   if (state.stopRequested) {
     const finalSaved = state.checkpoints.some((c) => c.final && c.stage === state.current?.stage && c.attempt === state.current?.attempt);
     return task.rank === 0 && !finalSaved ? 'checkpoint_and_stop' : 'stop';
@@ -71,8 +71,7 @@ export function decideTaskReport(state: RunAggregate, report: TaskReport, now?: 
   if (ENDED.includes(task.status)) superseded(task.task_id);
   const stoppedAck = report.type === 'fail' && report.body.kind === 'stopped';
   if ((task.status === 'withdrawn' || current.status !== 'running') && !stoppedAck) superseded(task.task_id);
-  const terminalish = ['succeeded', 'failed', 'cancelled', 'gate_failed', 'cleaning_up', 'cleaned'].includes(state.status);
-  if (terminalish && !stoppedAck) superseded(task.task_id);
+  if (RUN_OVER.includes(state.status) && !stoppedAck) superseded(task.task_id);
 
   const base = { run_id: runId, task_id: task.task_id, stage: current.stage, attempt: current.attempt };
   const events: RunEvent[] = [];
@@ -183,7 +182,8 @@ function progressEvents(state: RunAggregate, current: StageAttempt, task: TaskSt
   const rule = state.pipeline!.rules.loss_spike;
   const observed = b.loss !== undefined && !state.stopRequested ? observeLoss(rule, state.loss ?? EMPTY_LOSS_TRACKER, b.step, b.loss) : null;
   if (observed?.spike) {
-    const from = [...state.checkpoints].filter((c) => c.stage === current.stage && c.step <= observed.spike!.from_step).sort((a, c) => c.step - a.step)[0] ?? null;
+    // A checkpoint at step s holds the updates of steps 1…s; the first spiking step's update must not be in it.
+    const from = [...state.checkpoints].filter((c) => c.stage === current.stage && c.step < observed.spike!.from_step).sort((a, c) => c.step - a.step)[0] ?? null;
     events.push(
       {
         type: 'LossSpikeDetected',

@@ -95,11 +95,11 @@ export function fold(events: RunEvent[]): RunAggregate {
   return foldRun(events);
 }
 
-export function refusal(fn: () => unknown): { code: string; details: Record<string, unknown> | undefined } {
+export function refusal(fn: () => unknown): { code: string; details: Record<string, unknown> | undefined; message: string } {
   try {
     fn();
   } catch (err) {
-    if (err instanceof ItoError) return { code: err.code, details: err.details };
+    if (err instanceof ItoError) return { code: err.code, details: err.details, message: err.message };
     throw err;
   }
   throw new Error('expected a refusal');
