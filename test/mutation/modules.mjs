@@ -20,7 +20,7 @@ export const MUTATION_MODULES = {
   },
   'cli-manifest-and-credentials': {
     mutate: ['apps/cli/src/manifest/read-manifest.ts', 'apps/cli/src/manifest/check-manifest.ts', 'apps/cli/src/credentials/store.ts'],
-    tests: ['apps/cli/test/manifest-reader.int.test.ts'],
+    tests: ['apps/cli/test/manifest-reader.int.test.ts', 'apps/cli/test/credential-store.int.test.ts'],
   },
   'client-retry-and-polling': {
     mutate: ['packages/client/src/poll.ts', 'packages/client/src/backoff.ts', 'packages/client/src/exchange.ts'],

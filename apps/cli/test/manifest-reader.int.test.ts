@@ -1,9 +1,10 @@
-import { appendFileSync, chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { appendFileSync, chmodSync, chownSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { manifestDigest } from '@ito/contracts';
-import { readManifestSafely } from '../src/manifest/read-manifest.js';
+import { MANIFEST_LIMIT_BYTES, readManifestSafely } from '../src/manifest/read-manifest.js';
 
 const EXAMPLE = readFileSync(new URL('../../../examples/manifest.json', import.meta.url));
 let dir: string;
@@ -101,5 +102,97 @@ describe('readManifestSafely on real files', () => {
     writeFileSync(p, EXAMPLE);
     chmodSync(p, 0o640);
     await expect(readManifestSafely(p)).resolves.toMatchObject({ digest: manifestDigest(EXAMPLE) });
+  });
+});
+
+describe('readManifestSafely: what else it refuses, and what it says', () => {
+  const refusal = (p: Promise<unknown>) => p.then(() => { throw new Error('expected a refusal'); }, (e: { code: string; message: string; details?: unknown }) => e);
+
+  it('refuses a relative path, saying it must be absolute', async () => {
+    await expect(refusal(readManifestSafely('manifest.json'))).resolves.toMatchObject({ code: 'manifest_path_not_absolute', message: 'manifest path must be absolute, got "manifest.json"' });
+  });
+
+  it('refuses a symlink anywhere in the path, naming where it leads, and a symlink loop', async () => {
+    const real = manifestFile('target.json');
+    const link = join(dir, 'link.json');
+    symlinkSync(real, link);
+    await expect(refusal(readManifestSafely(link))).resolves.toMatchObject({ code: 'manifest_symlink', message: `manifest path ${link} goes through a symlink (it resolves to ${real})` });
+    const linkedDir = join(dir, 'linked-dir');
+    symlinkSync(dir, linkedDir);
+    await expect(refusal(readManifestSafely(join(linkedDir, 'target.json')))).resolves.toMatchObject({ code: 'manifest_symlink' });
+    const loop = join(dir, 'loop.json');
+    symlinkSync(loop, loop);
+    await expect(refusal(readManifestSafely(loop))).resolves.toMatchObject({ code: 'manifest_symlink', message: `manifest path ${loop} contains a symlink loop` });
+  });
+
+  it('refuses a FIFO without hanging on it, and a directory', async () => {
+    const fifo = join(dir, 'fifo.json');
+    execFileSync('mkfifo', ['-m', '0644', fifo]);
+    await expect(refusal(readManifestSafely(fifo))).resolves.toMatchObject({ code: 'manifest_not_regular_file', message: `manifest ${fifo} is not a regular file` });
+    const d = join(dir, 'a-directory.json');
+    mkdirSync(d, { mode: 0o755 });
+    chmodSync(d, 0o755);
+    await expect(refusal(readManifestSafely(d))).resolves.toMatchObject({ code: 'manifest_not_regular_file' });
+  });
+
+  it('names the mode of a file others can write', async () => {
+    const p = manifestFile('mode-message.json');
+    chmodSync(p, 0o664);
+    await expect(refusal(readManifestSafely(p))).resolves.toMatchObject({ message: `manifest ${p} is writable by group or others (mode 0664)` });
+  });
+
+  it('refuses a loose directory higher up the path, not only the file`s own', async () => {
+    const top = join(dir, 'loose-top');
+    mkdirSync(join(top, 'inner'), { recursive: true });
+    chmodSync(top, 0o777);
+    chmodSync(join(top, 'inner'), 0o755);
+    const p = join(top, 'inner', 'm.json');
+    writeFileSync(p, EXAMPLE);
+    chmodSync(p, 0o644);
+    await expect(refusal(readManifestSafely(p))).resolves.toMatchObject({ code: 'manifest_unsafe_permissions', message: `directory ${top} on the manifest's path is writable by group or others without the sticky bit` });
+  });
+
+  it.runIf(process.getuid?.() === 0)('refuses a file that belongs to neither the caller nor root (needs root to make one)', async () => {
+    const p = manifestFile('foreign.json');
+    chownSync(p, 4242, 4242);
+    await expect(refusal(readManifestSafely(p))).resolves.toMatchObject({ code: 'manifest_wrong_owner', message: `manifest ${p} belongs to uid 4242, neither you nor root` });
+  });
+
+  it('refuses a file over 1 MiB, and reads one of exactly 1 MiB', async () => {
+    expect(MANIFEST_LIMIT_BYTES).toBe(1024 * 1024);
+    const big = join(dir, 'big.json');
+    writeFileSync(big, Buffer.alloc(MANIFEST_LIMIT_BYTES + 1, 0x20));
+    chmodSync(big, 0o644);
+    await expect(refusal(readManifestSafely(big))).resolves.toMatchObject({
+      code: 'manifest_too_large',
+      message: `manifest ${big} is ${MANIFEST_LIMIT_BYTES + 1} bytes; the limit is ${MANIFEST_LIMIT_BYTES}`,
+      details: { limit: MANIFEST_LIMIT_BYTES },
+    });
+    // Exactly the limit passes the size checks and is read whole: 1 MiB of white space around an empty object.
+    const edge = join(dir, 'edge.json');
+    const bytes = Buffer.alloc(MANIFEST_LIMIT_BYTES, 0x20);
+    bytes[0] = 0x7b;
+    bytes[MANIFEST_LIMIT_BYTES - 1] = 0x7d;
+    writeFileSync(edge, bytes);
+    chmodSync(edge, 0o644);
+    const read = await readManifestSafely(edge);
+    expect(read.bytes.length).toBe(MANIFEST_LIMIT_BYTES);
+    expect(read.digest).toBe(manifestDigest(bytes));
+  });
+
+  it('refuses a manifest with two meanings (a duplicate key) before anything is sent, naming the path', async () => {
+    const p = join(dir, 'duplicate.json');
+    writeFileSync(p, '{"a": 1, "a": 2}');
+    chmodSync(p, 0o644);
+    const err = await refusal(readManifestSafely(p));
+    // The key is named by its position, never echoed: an unknown key could be anything, a secret included.
+    const at = '$["<key #2>"]';
+    expect(err).toMatchObject({ code: 'manifest_invalid', details: { issues: [expect.objectContaining({ path: at })] } });
+    expect(err.message.startsWith(`manifest ${p} is not accepted at ${at}: not accepted as JSON: duplicate key`)).toBe(true);
+  });
+
+  it('says why a path cannot be opened when it is not a missing file', async () => {
+    const long = join(dir, `${'x'.repeat(300)}.json`);
+    await expect(refusal(readManifestSafely(long))).resolves.toMatchObject({ code: 'manifest_not_regular_file', message: `manifest ${long} cannot be opened (ENAMETOOLONG)` });
   });
 });
