@@ -83,7 +83,7 @@ export function scanForSecrets(value: unknown, opts: ScanOptions = {}): SecretFi
       Object.keys(node).forEach((key, i) => {
         const kinds = detectSecrets(key, undefined);
         const step = { parent: at, segment: { key, position: i + 1 }, secretKey: kinds.length > 0 };
-        children.push({ node: (node as Record<string, unknown>)[key], at: step, fieldName: kinds.length > 0 ? undefined : key, keyKinds: kinds });
+        children.push({ node: (node as Record<string, unknown>)[key], at: step, fieldName: key, keyKinds: kinds });
       });
     }
     // Pushed in reverse so the walk, and its findings, follow document order.

@@ -53,28 +53,30 @@ export const SECRET_PATTERNS: readonly PatternDetector[] = [
  */
 export const JWT_CANDIDATE = /(?<![A-Za-z0-9_-])([A-Za-z0-9_-]{8,})\.[A-Za-z0-9_-]{5,}\./g;
 
-/** A JWT header is a JSON object naming its algorithm; checked without JSON.parse, whose throws cost per candidate. */
+/**
+ * A JWT header is a JSON object naming its algorithm; checked without JSON.parse, whose throws cost per candidate.
+ * The header starts with `eyJ`, so it decodes to text starting `{"`: only the member needs checking.
+ */
 const ALG_MEMBER = /"alg"\s*:\s*"/;
 
 function isJwtHeader(header: string): boolean {
-  const decoded = Buffer.from(header, 'base64url').toString('utf8');
-  return decoded.startsWith('{') && ALG_MEMBER.test(decoded);
+  return ALG_MEMBER.test(Buffer.from(header, 'base64url').toString('utf8'));
 }
 
-/** The first `eyJ` in a run that starts a word (at the run's start or after a `-`), or -1. */
-function headerStart(run: string): number {
+/** The run from its first `eyJ` that starts a word (at the run's start or after a `-`), or null. */
+function headerIn(run: string): string | null {
   for (let i = run.indexOf('eyJ'); i !== -1; i = run.indexOf('eyJ', i + 1)) {
-    if (i === 0 || run[i - 1] === '-') return i;
+    if (i === 0 || run[i - 1] === '-') return run.slice(i);
   }
-  return -1;
+  return null;
 }
 
 export function containsJwt(text: string): boolean {
   const candidates = new RegExp(JWT_CANDIDATE.source, 'g');
   for (let m = candidates.exec(text); m !== null; m = candidates.exec(text)) {
     const run = m[1]!;
-    const at = headerStart(run);
-    if (at !== -1 && run.length - at >= 8 && isJwtHeader(run.slice(at))) return true;
+    const header = headerIn(run);
+    if (header !== null && isJwtHeader(header)) return true;
     // The payload may itself start a candidate (`junk.eyJ….payload.`): resume just after the first dot.
     candidates.lastIndex = m.index + run.length + 1;
   }
@@ -87,13 +89,11 @@ const AWS_SECRET_SHAPE = /(?<![A-Za-z0-9/+=])[A-Za-z0-9/+=]{40}(?![A-Za-z0-9/+=]
 /** Fields whose values are content digests or pinned revisions by schema: hex there is identity, not a secret. */
 const DIGEST_FIELDS = /^(?:sha256|report_sha256|revision|digest|manifest_digest|.*_sha256|.*_digest)$/;
 const HEX_ONLY = /^(?:sha256:|0x)?[0-9a-fA-F]+$/;
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-/** `org/name@<hex>`: a model revision pinned to a commit. */
-const PINNED_REVISION = /^[\w.-]+\/[\w.-]+@[0-9a-f]{7,64}$/;
-const TOKEN_CHARS = /^[A-Za-z0-9+/=_\-.~]+$/;
 const URL_START = /^[a-z][a-z0-9+.-]*:\/\//i;
 const URL_SEPARATORS = /[/?&#=:@]+/;
 const MIN_ENTROPY_LENGTH = 20;
+/** Runs of the characters tokens are made of (base64, base64url, hex, and `.~`), long enough to test. */
+const TOKEN_RUNS = new RegExp(`[A-Za-z0-9+/=_\\-.~]{${MIN_ENTROPY_LENGTH},}`, 'g');
 
 /** Shannon entropy in bits per character; one pass, counts kept per UTF-16 unit. */
 export function shannonEntropy(text: string): number {
@@ -137,10 +137,11 @@ function countSeparators(token: string): number {
  * base64 tops out. Words, paths and slugs repeat letters and fall well below it.
  */
 function looksRandom(token: string): boolean {
-  if (token.length < MIN_ENTROPY_LENGTH || !TOKEN_CHARS.test(token)) return false;
-  if (HEX_ONLY.test(token) || UUID.test(token) || PINNED_REVISION.test(token)) return false;
+  // Tokens come from TOKEN_RUNS, so they are at least MIN_ENTROPY_LENGTH long and of token characters only.
+  if (HEX_ONLY.test(token)) return false;
   if (!/[0-9]/.test(token) || !/[A-Za-z]/.test(token)) return false;
   // Slugs and file names (`code-mix-v3-shard-000123`) are words joined by separators; random tokens rarely are.
+  // A UUID is one too: 4 dashes in 36 characters.
   if (countSeparators(token) / token.length >= 0.08) return false;
   return shannonEntropy(token) >= RANDOMNESS_SHARE * Math.log2(expectedDistinct(token));
 }
@@ -149,14 +150,16 @@ function looksRandom(token: string): boolean {
 const LONG_WORDS = new RegExp(`(?<!\\S)\\S{${MIN_ENTROPY_LENGTH},}`, 'g');
 
 /**
- * Pieces of a string that could each be a token: words, and URL path segments and query values. Only words of
- * the minimum length are materialised, so a text of many short words costs no allocation per word.
+ * Pieces of a string that could each be a token: the runs of token characters in its words, and in a URL's path
+ * segments and query values. So punctuation around or inside a word (`key:<token>`, `<token>,`, `(<token>)`)
+ * does not hide a token, and a pinned revision (`org/name@<hex>`) is tested as its parts. Only words of the
+ * minimum length are materialised, so a text of many short words costs no allocation per word.
  */
 function candidateTokens(text: string): string[] {
   const out: string[] = [];
   for (const [word] of text.matchAll(LONG_WORDS)) {
-    if (!URL_START.test(word)) out.push(word);
-    else for (const part of word.split(URL_SEPARATORS)) if (part.length >= MIN_ENTROPY_LENGTH) out.push(part);
+    const pieces = URL_START.test(word) ? word.split(URL_SEPARATORS) : [word];
+    for (const piece of pieces) for (const [run] of piece.matchAll(TOKEN_RUNS)) out.push(run);
   }
   return out;
 }
@@ -184,9 +187,7 @@ export const DETECTOR_REGEXES: readonly RegExp[] = [
   AWS_SECRET_SHAPE,
   DIGEST_FIELDS,
   HEX_ONLY,
-  UUID,
-  PINNED_REVISION,
-  TOKEN_CHARS,
+  TOKEN_RUNS,
   URL_START,
   LONG_WORDS,
   ALG_MEMBER,
