@@ -181,7 +181,9 @@ describe('POST /v1/runs — every gate fails closed, in order, leaving nothing b
     const { confirmation_ref: _dropped, ...withoutRef } = trainBody(seed, ref);
     const missing = await refused(seed, withoutRef, seed.requester, 'k-g5-none', 'confirmation_required');
     expect(missing.status).toBe(428);
-    expect(missing.body.error.message).toMatch(/POST \/v1\/confirmations/);
+    expect(missing.body.error.message).toBe(
+      'this call needs an approved train.create confirmation: request one (POST /v1/confirmations), have an approver approve it, and send its reference as confirmation_ref',
+    );
     const empty = await refused(seed, { ...withoutRef, confirmation_ref: '' }, seed.requester, 'k-g5-none', 'confirmation_required');
     expect(empty.status).toBe(428);
     // In gate order: the booking and the manifest answer first.
@@ -315,12 +317,19 @@ describe('POST /v1/runs — concurrency', () => {
     const results = await Promise.all(
       Array.from({ length: 50 }, (_, i) => api.call('POST', '/v1/runs', { key: seed.requester, body: trainBody(seed, ref), headers: { 'idempotency-key': `many-keys-${i}` } })),
     );
-    expect(results.filter((r) => r.status === 201)).toHaveLength(1);
+    const created = results.filter((r) => r.status === 201);
+    expect(created).toHaveLength(1);
     for (const r of results.filter((x) => x.status !== 201)) expect(r.body.error.code).toBe('confirmation_consumed');
     const runs = await api.pool.query('select run_id from runs where tenant_id = $1', [seed.tenant.tenant_id]);
     expect(runs.rowCount).toBe(1);
-    const consumed = await api.pool.query(`select count(*)::int as n from events where type = 'ConfirmationConsumed' and stream_id = $1`, [`confirmation-${ref}`]);
-    expect(consumed.rows[0].n).toBe(1);
+    const consumed = await api.pool.query(`select data, metadata from events where type = 'ConfirmationConsumed' and stream_id = $1`, [`confirmation-${ref}`]);
+    expect(consumed.rowCount).toBe(1);
+    // The consumption names the run it was consumed for, and who consumed it: the same actor that reserved the run.
+    const runId = created[0]!.body.data.run_id as string;
+    expect(consumed.rows[0].data).toEqual({ ref, consumed_for: runId });
+    const reserved = await api.pool.query(`select metadata from events where type = 'RunReserved' and stream_id = $1`, [`run-${runId}`]);
+    expect(consumed.rows[0].metadata.actor).toEqual(expect.any(String));
+    expect(consumed.rows[0].metadata.actor).toBe(reserved.rows[0].metadata.actor);
   });
 
   it('a request in flight makes a second with the same key answer idempotency_in_progress', async () => {

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { ItoError } from '@ito/contracts';
 import {
+  DEFAULT_CONFIRMATION_TTL_MS,
   MAX_FAILED_USES,
   bindingMismatches,
   checkConfirmationDecision,
@@ -48,6 +49,10 @@ describe('using a confirmation: which refusal, and what it says', () => {
     expect(use({ ...approved, status: 'denied' })!.message).toBe('confirmation cfm_1 was denied by an approver');
     expect(use({ ...approved, expires_at: now })!.message).toBe('confirmation cfm_1 expired at 2026-12-02T12:00:00.000Z');
     expect(use({ ...approved, status: 'pending' })!.message).toBe('confirmation cfm_1 is waiting for an approver');
+  });
+
+  it('lasts ten minutes from its request, as the contract says', () => {
+    expect(DEFAULT_CONFIRMATION_TTL_MS).toBe(10 * 60 * 1000);
   });
 
   it('locks at the fifth failed use, not before', () => {
