@@ -47,6 +47,10 @@ describe('POST /v1/runs — the happy path', () => {
     expect(c.body.data.status).toBe('consumed');
     const byKey = await api.call('GET', '/v1/runs?idempotency_key=train-happy-1', { key: seed.requester });
     expect(byKey.body.data.runs.map((x: any) => x.run_id)).toEqual([d.run_id]);
+    // Every event of the reservation records who asked and under which key.
+    const stored = await api.pool.query(`select metadata from events where stream_id = $1 order by stream_version`, [`run-${d.run_id}`]);
+    expect(stored.rows).toHaveLength(3);
+    for (const row of stored.rows) expect(row.metadata).toMatchObject({ actor: expect.any(String), idempotencyKey: 'train-happy-1' });
   });
 
   it('the same key and request replays the first answer and says so; a different request is idempotency_key_reused', async () => {
@@ -245,7 +249,8 @@ describe('POST /v1/runs — every gate fails closed, in order, leaving nothing b
     const ref = await trainConfirmation(api, seed);
     // The desk re-terms the booking: same id, different bound term.
     await api.pool.query(`update bookings set term_end = term_end + interval '1 day' where booking_id = $1`, [seed.bookingId]);
-    await refused(seed, trainBody(seed, ref), seed.requester, 'k-stale', 'eligibility_stale');
+    const r = await refused(seed, trainBody(seed, ref), seed.requester, 'k-stale', 'eligibility_stale');
+    expect(r.body.error.message).toBe(`booking ${seed.bookingId} changed since the confirmation was requested; request a new confirmation`);
   });
 
   it('gate 6: data policy, checkpoint storage, budget and incremental cost (confirmation intact)', async () => {
@@ -289,6 +294,26 @@ describe('POST /v1/runs — every gate fails closed, in order, leaving nothing b
     // The eligibility snapshot changed too, so strip it to test the capacity gate on its own.
     await api.pool.query(`update confirmations set details = details - 'eligibility' where ref = $1`, [ref]);
     await refused(seed, trainBody(seed, ref), seed.requester, 'k-cap', 'capacity_insufficient');
+  });
+
+  it('a plan refusal answers only for the cost mismatch it caused: any other mismatch is still a mismatch', async () => {
+    const seed = await seedTenant(api);
+    const ref = await trainConfirmation(api, seed);
+    await api.pool.query(`update bookings set term_end = now() + interval '2 hours' where booking_id = $1`, [seed.bookingId]);
+    await api.pool.query(`update confirmations set details = details - 'eligibility' where ref = $1`, [ref]);
+    // Another manifest under the same reference: its digest differs as well as the cost the refused plan left unknown.
+    const other = mutate((m) => (m.name = 'another-run'));
+    const r = await refused(seed, trainBody(seed, ref, other), seed.requester, 'k-cap-other', 'confirmation_mismatch');
+    expect(r.body.error.details.fields).toEqual(['manifest_digest', 'cost_usd']);
+  });
+
+  it('a cost that moved since approval is a mismatch on the cost alone', async () => {
+    const seed = await seedTenant(api);
+    const ref = await trainConfirmation(api, seed);
+    // As if the estimate the approver saw were a dollar off what the plan now says.
+    await api.pool.query(`update confirmations set cost_usd = cost_usd + 1 where ref = $1`, [ref]);
+    const r = await refused(seed, trainBody(seed, ref), seed.requester, 'k-cost-moved', 'confirmation_mismatch');
+    expect(r.body.error.details.fields).toEqual(['cost_usd']);
   });
 });
 
