@@ -107,3 +107,17 @@ describe('verify against a forger who rehashes', () => {
     expect((await ledger.verify()).ok).toBe(true);
   });
 });
+
+describe('verify reads the chain in pages', () => {
+  it('checks every link across page boundaries, and names the same position when the break is on a later page', async () => {
+    const { verifyChain, readChainHead } = await import('../src/verify.js');
+    // 20 links in pages of 3: seven pages, the last one short; and pages of 4 and 5, whose last page is full.
+    for (const size of [3, 4, 5]) expect(await verifyChain(db.pool(), size), `pages of ${size}`).toEqual({ ok: true, checked: EVENTS, headHash: original[EVENTS - 1]!.hash });
+    expect(await readChainHead(db.pool())).toEqual({ position: original[EVENTS - 1]!.position, hash: original[EVENTS - 1]!.hash, count: EVENTS });
+    const target = original[13]!; // seq 14, on the fifth page of 3
+    await db.pool().query('update event_chain set prev_hash = $2 where seq = $1', [target.seq, original[1]!.hash]);
+    expect(await verifyChain(db.pool(), 3)).toEqual({ ok: false, checked: 13, firstBadPosition: target.position, reason: 'link 14 does not point at the previous link' });
+    await restore(original);
+    expect((await verifyChain(db.pool(), 3)).ok).toBe(true);
+  });
+});
