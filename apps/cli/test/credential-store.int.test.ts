@@ -89,7 +89,7 @@ describe('reading the stored credential', () => {
   it.runIf(process.getuid?.() === 0)('refuses a file that belongs to another user (needs root to make one)', async () => {
     const file = credentialFile();
     chownSync(file, 4242, 4242);
-    expect((await refusal(readStoredCredential(file))).message).toBe(`credential file ${file} belongs to another user`);
+    expect(await refusal(readStoredCredential(file))).toEqual({ code: 'unauthenticated', message: `credential file ${file} belongs to another user`, details: { hint: 'remove it and run `ito login` again' } });
   });
 
   it('refuses a file that is not JSON', async () => {
@@ -156,6 +156,16 @@ describe('storing the credential', () => {
     mkdirSync(join(dir2, 'credentials.json'), { recursive: true, mode: 0o700 });
     chmodSync(dir2, 0o700);
     expect((await refusal(storeCredential(join(dir2, 'credentials.json'), CREDENTIAL))).code).toBe('validation_failed');
+  });
+});
+
+describe('descriptors', () => {
+  it('a stored credential leaves no descriptor open', async () => {
+    const file = join(root, `fd${n++}`, 'credentials.json');
+    await storeCredential(file, CREDENTIAL);
+    const before = readdirSync('/proc/self/fd').length;
+    for (let i = 0; i < 20; i++) await storeCredential(file, CREDENTIAL);
+    expect(readdirSync('/proc/self/fd').length).toBe(before);
   });
 });
 

@@ -1,8 +1,8 @@
 import { execFileSync } from 'node:child_process';
-import { appendFileSync, chmodSync, chownSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
+import { appendFileSync, chmodSync, chownSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, truncateSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { manifestDigest } from '@ito/contracts';
 import { MANIFEST_LIMIT_BYTES, readManifestSafely } from '../src/manifest/read-manifest.js';
 
@@ -194,5 +194,85 @@ describe('readManifestSafely: what else it refuses, and what it says', () => {
   it('says why a path cannot be opened when it is not a missing file', async () => {
     const long = join(dir, `${'x'.repeat(300)}.json`);
     await expect(refusal(readManifestSafely(long))).resolves.toMatchObject({ code: 'manifest_not_regular_file', message: `manifest ${long} cannot be opened (ENAMETOOLONG)` });
+  });
+});
+
+describe('readManifestSafely against a rival writer, at each step', () => {
+  const refusal = (p: Promise<unknown>) => p.then(() => { throw new Error('expected a refusal'); }, (e: { code: string; message: string; details?: unknown }) => e);
+  const OLD = new Date(2000, 0, 1);
+  const openDescriptors = () => readdirSync('/proc/self/fd').length;
+
+  it('refuses a path swapped for a symlink after it was checked: the open does not follow it', async () => {
+    const p = manifestFile('swapped.json');
+    const elsewhere = manifestFile('elsewhere.json');
+    await expect(refusal(readManifestSafely(p, { beforeOpen: () => { rmSync(p); symlinkSync(elsewhere, p); } }))).resolves.toMatchObject({
+      code: 'manifest_symlink',
+      message: `manifest ${p} became a symlink`,
+    });
+  });
+
+  it('refuses a file that grew past the limit after it was measured', async () => {
+    const p = manifestFile('grows.json');
+    await expect(refusal(readManifestSafely(p, { beforeRead: () => appendFileSync(p, Buffer.alloc(MANIFEST_LIMIT_BYTES, 0x20)) }))).resolves.toMatchObject({
+      code: 'manifest_too_large',
+      message: `manifest ${p} grew past ${MANIFEST_LIMIT_BYTES} bytes while being read`,
+      details: { limit: MANIFEST_LIMIT_BYTES },
+    });
+  });
+
+  it('refuses a file whose size changed while its modification time was put back', async () => {
+    const p = manifestFile('sneaky-append.json');
+    utimesSync(p, OLD, OLD);
+    const err = await refusal(readManifestSafely(p, { afterRead: () => { appendFileSync(p, ' '); utimesSync(p, OLD, OLD); } }));
+    expect(err).toMatchObject({ code: 'manifest_changed_while_reading', message: `manifest ${p} changed while it was being read; read it again when it is stable` });
+  });
+
+  it('refuses a read shorter than the file measured, even when size and time are put back before the second look', async () => {
+    const p = manifestFile('sneaky-truncate.json');
+    utimesSync(p, OLD, OLD);
+    const err = await refusal(
+      readManifestSafely(p, {
+        beforeRead: () => truncateSync(p, 10),
+        afterRead: () => { writeFileSync(p, EXAMPLE); utimesSync(p, OLD, OLD); },
+      }),
+    );
+    expect(err).toMatchObject({ code: 'manifest_changed_while_reading' });
+  });
+
+  it('refuses bytes that are not UTF-8 inside valid JSON, which the text sent would silently replace', async () => {
+    const p = join(dir, 'latin1-in-string.json');
+    writeFileSync(p, Buffer.concat([Buffer.from('{"a": "'), Buffer.from([0xe9]), Buffer.from('"}')]));
+    chmodSync(p, 0o644);
+    await expect(refusal(readManifestSafely(p))).resolves.toMatchObject({ code: 'manifest_invalid', message: `manifest ${p} is not valid UTF-8 text` });
+  });
+
+  it('closes its descriptor, after a read and after a refusal', async () => {
+    const p = manifestFile('fd.json');
+    const bad = manifestFile('fd-bad.json');
+    writeFileSync(bad, '{"a": 1, "a": 2}');
+    await readManifestSafely(p);
+    await refusal(readManifestSafely(bad));
+    const before = openDescriptors();
+    for (let i = 0; i < 20; i++) {
+      await readManifestSafely(p);
+      await refusal(readManifestSafely(bad));
+    }
+    expect(openDescriptors()).toBe(before);
+  });
+
+  it.runIf(process.getuid?.() === 0)('accepts a file of the caller or of root, nobody else`s (run as a user, with root to make the files)', async () => {
+    const spy = vi.spyOn(process, 'getuid').mockReturnValue(4243);
+    try {
+      const mine = manifestFile('owned-by-caller.json');
+      chownSync(mine, 4243, 4243);
+      await expect(readManifestSafely(mine)).resolves.toMatchObject({ digest: manifestDigest(EXAMPLE) });
+      const roots = manifestFile('owned-by-root.json');
+      await expect(readManifestSafely(roots)).resolves.toMatchObject({ digest: manifestDigest(EXAMPLE) });
+      const theirs = manifestFile('owned-by-another.json');
+      chownSync(theirs, 4242, 4242);
+      await expect(refusal(readManifestSafely(theirs))).resolves.toMatchObject({ code: 'manifest_wrong_owner' });
+    } finally {
+      spy.mockRestore();
+    }
   });
 });

@@ -14,8 +14,14 @@ export interface ManifestFile {
   digest: string;
 }
 
-/** The single seam tests use to change the file between the read and the second fstat, deterministically. */
+/**
+ * The seams tests use to change the file at each step a rival writer could, deterministically: between the path
+ * checks and the open, between the checks on the descriptor and the read, and between the read and the second
+ * fstat. Production passes none.
+ */
 export interface ManifestReadHooks {
+  beforeOpen?: (path: string) => Promise<void> | void;
+  beforeRead?: (path: string) => Promise<void> | void;
   afterRead?: (path: string) => Promise<void> | void;
 }
 
@@ -49,6 +55,7 @@ export async function readManifestSafely(path: string, hooks: ManifestReadHooks 
   }
   if (canonical !== path) refuse('manifest_symlink', `manifest path ${path} goes through a symlink (it resolves to ${canonical})`);
 
+  await hooks.beforeOpen?.(path);
   let handle;
   try {
     handle = await open(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
@@ -68,6 +75,7 @@ export async function readManifestSafely(path: string, hooks: ManifestReadHooks 
     if (before.uid !== uid && before.uid !== 0) refuse('manifest_wrong_owner', `manifest ${path} belongs to uid ${before.uid}, neither you nor root`);
     if (before.size > MANIFEST_LIMIT_BYTES) refuse('manifest_too_large', `manifest ${path} is ${before.size} bytes; the limit is ${MANIFEST_LIMIT_BYTES}`, { limit: MANIFEST_LIMIT_BYTES });
 
+    await hooks.beforeRead?.(path);
     const bytes = await readBounded(handle, MANIFEST_LIMIT_BYTES + 1);
     if (bytes.length > MANIFEST_LIMIT_BYTES) refuse('manifest_too_large', `manifest ${path} grew past ${MANIFEST_LIMIT_BYTES} bytes while being read`, { limit: MANIFEST_LIMIT_BYTES });
     await hooks.afterRead?.(path);
