@@ -24,7 +24,7 @@ export const MUTATION_MODULES = {
   },
   'client-retry-and-polling': {
     mutate: ['packages/client/src/poll.ts', 'packages/client/src/backoff.ts', 'packages/client/src/exchange.ts'],
-    tests: ['packages/client/test/*.unit.test.ts', 'packages/client/test/client.int.test.ts'],
+    tests: ['packages/client/test/*.unit.test.ts', 'packages/client/test/exchange.int.test.ts', 'packages/client/test/client.int.test.ts'],
   },
   'ledger-append-idempotency-verify': {
     mutate: ['packages/ledger/src/append.ts', 'packages/ledger/src/idempotency.ts', 'packages/ledger/src/verify.ts'],

@@ -57,10 +57,10 @@ export function exchange(req: ExchangeRequest): Promise<ExchangeResponse> {
       request.destroy(new Error('overall timeout'));
     }, req.timeoutMs);
 
+    // agent: false gives every request a fresh socket, still connecting when it is handed over: connected is the
+    // moment its connection (and, for https, its TLS session) is established.
     request.on('socket', (socket: Socket) => {
-      const event = req.url.protocol === 'https:' ? 'secureConnect' : 'connect';
-      if (!socket.connecting && req.url.protocol !== 'https:') connected = true;
-      else socket.once(event, () => (connected = true));
+      socket.once(req.url.protocol === 'https:' ? 'secureConnect' : 'connect', () => (connected = true));
     });
     request.on('finish', () => (bodySent = true));
 
