@@ -12,7 +12,7 @@ export const MUTATION_MODULES = {
   },
   confirmations: {
     mutate: ['packages/domain/src/confirmation/confirmation.ts', 'apps/api/src/services/use-confirmation.ts'],
-    tests: ['packages/domain/test/confirmation*.unit.test.ts', 'apps/api/test/train.int.test.ts', 'apps/api/test/hostile-requests.int.test.ts'],
+    tests: ['packages/domain/test/confirmation*.unit.test.ts', 'apps/api/test/train.int.test.ts', 'apps/api/test/hostile-requests.int.test.ts', 'apps/api/test/lifecycle.int.test.ts'],
   },
   'train-gates': {
     mutate: ['apps/api/src/services/train-service.ts'],
