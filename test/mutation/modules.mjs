@@ -34,6 +34,7 @@ export const MUTATION_MODULES = {
       'packages/ledger/test/idempotent-transaction.int.test.ts',
       'packages/ledger/test/chain.int.test.ts',
       'packages/ledger/test/chain-tamper.int.test.ts',
+      'packages/ledger/test/chain-order.int.test.ts',
     ],
   },
   'pipeline-orchestrator': {

@@ -67,6 +67,15 @@ describe('append with expected versions', () => {
     expect(await countStream('run-owned')).toBe(1);
   });
 
+  it('passes a database refusal that is not the version race through as itself, not as a conflict', async () => {
+    const ledger = createLedger({ pool: db.pool() });
+    // jsonb cannot hold U+0000: PostgreSQL refuses the insert (22P05), which says nothing about versions.
+    const err = await ledger.append('run-nul', [ev('A', { s: 'a\u0000b' })], { tenantId: T, expectedVersion: 'no_stream' }).catch((e: unknown) => e);
+    expect(err).not.toBeInstanceOf(VersionConflictError);
+    expect(err).toMatchObject({ code: '22P05' });
+    expect(await countStream('run-nul')).toBe(0);
+  });
+
   it('refuses malformed appends with validation_failed', async () => {
     const ledger = createLedger({ pool: db.pool() });
     for (const bad of [
