@@ -116,7 +116,9 @@ describe('a budget stop finishes once every task has ended', () => {
   it('waits while a task is still assigned or running, pruning meanwhile', () => {
     let h = started(planned(), 'pretrain');
     for (const step of [100, 200, 300, 400]) h = [...h, saved('pretrain', step)];
-    h = [...h, stop];
+    // Rank 1 is running (it reported), rank 0 only assigned.
+    h = [...h, { type: 'ProgressRecorded', data: { run_id: RUN, stage: 'pretrain', attempt: 1, task_id: T1, seq: 1, step: 5, tokens: 1, elapsed_s: 1 } }, stop];
+    expect(foldRun(h).current!.tasks.map((t) => t.status)).toEqual(['assigned', 'running']);
     expect(nextCommands(foldRun(h))).toEqual([{ type: 'PruneCheckpoint', checkpoint_id: CKPT(100), uri: 's3://b/pretrain/100' }]);
     h = [...h, stopped(T0, 5)];
     expect(nextCommands(foldRun(h)).map((c) => c.type)).toEqual(['PruneCheckpoint']);
