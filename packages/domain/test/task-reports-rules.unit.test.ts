@@ -140,10 +140,11 @@ describe('restores of a resumed attempt', () => {
   });
 
   it('refuse another checkpoint, another step, or a restore in an attempt that resumes from nothing', () => {
-    expect(refusal(() => decideTaskReport(fold(resumed()), restored({ checkpoint_id: CKPT(41) }))).code).toBe('validation_failed');
-    expect(refusal(() => decideTaskReport(fold(resumed()), restored({ step: 41 }))).code).toBe('validation_failed');
+    const told = `attempt 2 of pretrain resumes from checkpoint ${from.checkpoint_id} at step 40`;
+    expect(refusal(() => decideTaskReport(fold(resumed()), restored({ checkpoint_id: CKPT(41) })))).toMatchObject({ code: 'validation_failed', message: told });
+    expect(refusal(() => decideTaskReport(fold(resumed()), restored({ step: 41 })))).toMatchObject({ code: 'validation_failed', message: told });
     const fresh: TaskReport = { type: 'restored', task_id: T0, node_id: NODES[0]!, body: { attempt: 1, seq: 1, checkpoint_id: CKPT(40), step: 40, bytes: 1, restore_seconds: 1 } };
-    expect(refusal(() => decideTaskReport(fold(running()), fresh)).code).toBe('validation_failed');
+    expect(refusal(() => decideTaskReport(fold(running()), fresh))).toMatchObject({ code: 'validation_failed', message: 'attempt 1 of pretrain resumes from no checkpoint' });
   });
 });
 

@@ -70,7 +70,8 @@ export function decideTaskReport(state: RunAggregate, report: TaskReport, now?: 
   // that it stopped.
   if (ENDED.includes(task.status)) superseded(task.task_id);
   const stoppedAck = report.type === 'fail' && report.body.kind === 'stopped';
-  if ((task.status === 'withdrawn' || current.status !== 'running') && !stoppedAck) superseded(task.task_id);
+  // A withdrawal always ends its attempt (run-state's TasksWithdrawn), so this covers withdrawn tasks too.
+  if (current.status !== 'running' && !stoppedAck) superseded(task.task_id);
   if (RUN_OVER.includes(state.status) && !stoppedAck) superseded(task.task_id);
 
   const base = { run_id: runId, task_id: task.task_id, stage: current.stage, attempt: current.attempt };
