@@ -8,7 +8,7 @@ import { detectSecrets, type SecretKind } from './secrets/detectors.js';
  *
  * Pure: no I/O, no clock.
  */
-export { detectSecrets, shannonEntropy, SECRET_PATTERNS, DETECTOR_REGEXES, type SecretKind } from './secrets/detectors.js';
+export { detectSecrets, shannonEntropy, expectedDistinct, SECRET_PATTERNS, DETECTOR_REGEXES, type SecretKind } from './secrets/detectors.js';
 
 export interface SecretFinding {
   /** JSON path such as `$.data[0].ref`; a key that is itself a secret never appears in it. */

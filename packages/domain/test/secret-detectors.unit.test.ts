@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { DETECTOR_REGEXES, SECRET_PATTERNS, TEXT_SCAN_REGEXES, detectSecrets, scanForSecrets, scanTextForSecrets } from '../src/secret-scan.js';
+import { DETECTOR_REGEXES, SECRET_PATTERNS, TEXT_SCAN_REGEXES, detectSecrets, expectedDistinct, scanForSecrets, scanTextForSecrets, shannonEntropy } from '../src/secret-scan.js';
 
 /**
  * Each detector at its edges: the shortest token of each fixed shape is found and one character less is not,
@@ -122,16 +122,39 @@ describe('high entropy', () => {
   it('needs letters and digits both', () => {
     expect(kinds('XkbfQqmZpLxvRytYzwNcAB', 'notes')).toEqual([]);
     expect(kinds('93820174659182736450193', 'notes')).toEqual([]);
+    // Digits and symbols but no letter: not hex, still not a token.
+    expect(kinds('9382+0174/6591=8273~6450', 'notes')).toEqual([]);
   });
 
-  it('is not a slug: one separator in under 13 characters marks words', () => {
+  it('is not a slug: a separator (dash, underscore or dot) in every 12.5 characters or fewer marks words', () => {
     expect(kinds('Xk9fQ2mZpL7vR-4tY8wNcB3aQ', 'notes')).toEqual(['high_entropy']);
-    expect(kinds('Xk9fQ2-mZpL7v-R4tY8w-NcB3', 'notes')).toEqual([]);
+    for (const sep of ['-', '_', '.']) expect(kinds(['Xk9fQ2', 'mZpL7v', 'R4tY8w', 'NcB3'].join(sep), 'notes'), sep).toEqual([]);
+    // Exactly 2 in 25 is the bar.
+    expect(kinds('Xk9fQ2mZpL7v-R4tY8wNcB3a-', 'notes')).toEqual([]);
   });
 
   it('takes a URL`s path segments and query values one at a time', () => {
     expect(kinds(`https://storage.example.com/bucket/${TOKEN}/x`, 'notes')).toEqual(['high_entropy']);
+    // Read whole, this path has too many dots and dashes to be one token; its last segment is one.
+    expect(kinds(`https://data.eu-west-1.storage.example.com/acme-co/run-v2/${TOKEN}`, 'notes')).toEqual(['high_entropy']);
     expect(kinds('https://huggingface.co/meta-llama/Llama-3.1-8B/resolve/main/config.json', 'notes')).toEqual([]);
+  });
+
+  it('measures entropy in bits per character over the text`s own characters', () => {
+    expect(shannonEntropy('')).toBe(0);
+    expect(shannonEntropy('aaaa')).toBe(0);
+    expect(shannonEntropy('aabb')).toBe(1);
+    expect(shannonEntropy('abcd')).toBe(2);
+  });
+
+  it('expects the distinct characters of a random token over the classes it uses: 26 lower, 26 upper, 10 digits, 4 symbols', () => {
+    const k = (alphabet: number, n: number) => alphabet * (1 - (1 - 1 / alphabet) ** n);
+    expect(expectedDistinct('abcd')).toBeCloseTo(k(26, 4), 12);
+    expect(expectedDistinct('ABCD')).toBeCloseTo(k(26, 4), 12);
+    expect(expectedDistinct('1234')).toBeCloseTo(k(10, 4), 12);
+    expect(expectedDistinct('+/=~')).toBeCloseTo(k(4, 4), 12);
+    expect(expectedDistinct('aB3-')).toBeCloseTo(k(66, 4), 12);
+    expect(expectedDistinct('aB3d')).toBeCloseTo(k(62, 4), 12);
   });
 
   it('passes a digest under a digest field, and only there', () => {

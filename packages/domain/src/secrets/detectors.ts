@@ -115,8 +115,9 @@ const RANDOMNESS_SHARE = 0.92;
 /**
  * Distinct characters a uniformly random token of this length over its character classes would show:
  * k·(1 − (1 − 1/k)^n). Its log2 is about the entropy such a token has; words and names fall well below.
+ * Exported for the unit tests, which check each character class's share of the alphabet.
  */
-function expectedDistinct(token: string): number {
+export function expectedDistinct(token: string): number {
   const alphabet =
     (/[a-z]/.test(token) ? 26 : 0) + (/[A-Z]/.test(token) ? 26 : 0) + (/[0-9]/.test(token) ? 10 : 0) + (/[+/=_\-.~]/.test(token) ? 4 : 0);
   return alphabet * (1 - (1 - 1 / alphabet) ** token.length);
