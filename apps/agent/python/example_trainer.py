@@ -65,7 +65,11 @@ def decode_state(state):
 
 
 def load_checkpoint(uri, spec, expect_step=None):
-    saved = ito.parse_json(ito.read_object(uri).decode("utf-8"))
+    return parse_checkpoint(ito.read_object(uri), spec, expect_step)
+
+
+def parse_checkpoint(data, spec, expect_step=None):
+    saved = ito.parse_json(data.decode("utf-8"))
     if not isinstance(saved, dict) or saved.get("format") != FORMAT or saved.get("run_id") != spec["run_id"]:
         raise ValueError("not an example-trainer checkpoint of this run")
     if expect_step is not None and (saved.get("stage") != spec["stage"] or saved.get("step") != expect_step):
@@ -98,9 +102,12 @@ def save_checkpoint(spec, state, final=False):
 def initial_state(spec):
     resume, init = spec.get("resume_from"), spec.get("init_from")
     if resume:
-        saved = load_checkpoint(resume["uri"], spec, expect_step=resume["step"])
+        started = ito.clock()
+        data = ito.read_object(resume["uri"])
+        saved = parse_checkpoint(data, spec, expect_step=resume["step"])
         rng = random.Random()
         rng.setstate(decode_state(saved["rng"]))
+        ito.restored(step=saved["step"], nbytes=len(data), restore_seconds=ito.clock() - started)
         ito.log("resumed at step %d" % saved["step"])
         return {"step": saved["step"], "batch_index": saved["batch_index"], "weights": saved["weights"], "bias": saved["bias"], "rng": rng}
     rng = random.Random("%s/%s/data" % (spec["run_id"], spec["stage"]))

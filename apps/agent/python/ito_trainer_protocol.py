@@ -215,6 +215,11 @@ def checkpoint(step, uri, nbytes, save_seconds, async_save=False, final=False, e
     _emit(line)
 
 
+def restored(step, nbytes, restore_seconds):
+    """The checkpoint `resume_from` names was restored, before the first step: once, with what it read and how long."""
+    _emit({"type": "restored", "step": _count("step", step), "bytes": _count("nbytes", nbytes), "restore_seconds": _number("restore_seconds", restore_seconds)})
+
+
 def metrics(values, step=None):
     """Evaluation scores; the last metrics line before a clean exit is the task's result. Report only real ones."""
     checked = {}

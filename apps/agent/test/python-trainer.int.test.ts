@@ -55,6 +55,9 @@ describe('the Python protocol module through the process executor', () => {
     const b = await runTask(executor, resumed);
     expect(b.outcome).toMatchObject({ kind: 'completed', step: 120 });
     expect(b.events.logs).toContain('trainer: resumed at step 50');
+    // The restore is reported once, before the first step, with the checkpoint's size as written.
+    expect(b.events.restores).toEqual([{ step: 50, bytes: at50.bytes, restore_seconds: expect.any(Number) }]);
+    expect(b.events.order.indexOf('restored')).toBeLessThan(b.events.order.indexOf('progress'));
     expect(b.events.progresses[0]!.step).toBe(51);
     const lossOf = (events: RecordedEvents, step: number) => events.progresses.find((x) => x.step === step)!.loss!;
     const meanLoss = (events: RecordedEvents, from: number) => Array.from({ length: 10 }, (_, i) => lossOf(events, from + i)).reduce((s, x) => s + x, 0) / 10;
