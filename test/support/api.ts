@@ -25,6 +25,7 @@ export async function startApi(
     rateLimit?: { max: number; timeWindowMs: number };
     authFailureLimit?: { max: number; timeWindowMs: number };
     agent?: { heartbeatIntervalS: number; heartbeatMisses: number };
+    deskAdmission?: { concurrency: number; queue: number };
   } = {},
 ) {
   const db = await freshDatabase();
@@ -49,6 +50,7 @@ export async function startApi(
     ...(opts.rateLimit ? { rateLimit: opts.rateLimit } : {}),
     ...(opts.authFailureLimit ? { authFailureLimit: opts.authFailureLimit } : {}),
     ...(opts.agent ? { agent: opts.agent } : {}),
+    ...(opts.deskAdmission ? { deskAdmission: opts.deskAdmission } : {}),
   });
   await app.listen({ port: 0, host: '127.0.0.1' });
   const url = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;

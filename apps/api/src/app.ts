@@ -26,6 +26,7 @@ import { registerRunRoutes } from './routes/runs.js';
 import { SERVICE_ROUTES, registerServiceRoutes } from './routes/service.js';
 import { createApiLedger } from './services/admin-service.js';
 import { WindowCounter } from './http/window-counter.js';
+import { deskAdmission } from './desk/desk-admission.js';
 
 export { BODY_LIMIT_BYTES };
 export const API_VERSION = '0.1.0';
@@ -95,6 +96,7 @@ export async function buildApp(deps: ApiDeps): Promise<FastifyInstance> {
       liveness,
       authFailures: new WindowCounter(deps.authFailureLimit?.max ?? 60, deps.authFailureLimit?.timeWindowMs ?? 60_000),
       metrics,
+      desk: deskAdmission(deps.deskAdmission),
     };
     const routes: RegisteredRoute[] = [];
     registerIdentityRoutes(app, res, routes);

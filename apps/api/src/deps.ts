@@ -3,6 +3,7 @@ import type { Logger } from '@ito/config';
 import type { Ledger } from '@ito/ledger';
 import type { AgentSettings } from './agent/agent-service.js';
 import type { QueueSource } from './metrics/queue-metrics.js';
+import type { DeskAdmissionLimits } from './desk/desk-admission.js';
 
 /** A named readiness probe; `/readyz` is green only when every probe resolves. */
 export interface ReadinessProbe {
@@ -29,6 +30,8 @@ export interface ApiDeps {
    * until the window ends. @defaultValue 60 per minute
    */
   authFailureLimit?: { max: number; timeWindowMs: number };
+  /** Desk telemetry queries computed at once, and waiting, per process. @defaultValue 2 at once, 8 waiting */
+  deskAdmission?: DeskAdmissionLimits;
   /** The queue backend and the workers' job catalogs, for queue depths and job durations on /metrics. */
   queues?: QueueSource;
 }

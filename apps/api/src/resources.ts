@@ -6,6 +6,7 @@ import type { AgentSettings } from './agent/agent-service.js';
 import type { LivenessWriter } from './agent/liveness-writer.js';
 import type { WindowCounter } from './http/window-counter.js';
 import type { OperationsMetrics } from './metrics/operations-metrics.js';
+import type { DeskAdmission } from './desk/desk-admission.js';
 
 /**
  * The one explicit resources object every service shares: database, ledger, logger and clock.
@@ -26,4 +27,6 @@ export interface Resources {
   authFailures: WindowCounter;
   /** Counters the services feed for /metrics. */
   metrics: Pick<OperationsMetrics, 'heartbeatsIngested'>;
+  /** Admits desk telemetry queries a few at a time, so they cannot take the pool from everything else. */
+  desk: DeskAdmission;
 }

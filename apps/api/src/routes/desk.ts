@@ -44,7 +44,7 @@ export function registerDeskRoutes(app: FastifyInstance, res: Resources, registr
       if (!(from < to)) throw new ItoError('validation_failed', 'query: since must be before until');
       if (to - from > MAX_WINDOW_MS) throw new ItoError('validation_failed', 'query: the window may span at most 366 days');
       const groupBy = (query.group_by ?? 'region,fabric,gpu').split(',').filter(Boolean) as GroupKey[];
-      return { data: await deskTelemetry(res, { from, to, groupBy, buckets: query.buckets }) };
+      return { data: await res.desk(() => deskTelemetry(res, { from, to, groupBy, buckets: query.buckets })) };
     },
   });
 }
