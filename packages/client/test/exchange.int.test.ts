@@ -176,6 +176,12 @@ describe('failures after a connection: the outcome is unknown', () => {
       }),
     );
     const e = await failure(exchange(request(`http://127.0.0.1:${port}/`)));
-    expect(facts(e)).toMatchObject({ code: 'transport_ambiguous', liveApiContacted: true, bodySent: true, details: { phase: 'after_send' } });
+    expect(facts(e)).toEqual({
+      code: 'transport_ambiguous',
+      liveApiContacted: true,
+      bodySent: true,
+      details: { host: `127.0.0.1:${port}`, phase: 'after_send' },
+      message: `the connection to 127.0.0.1:${port} failed after the request was sent (response aborted); the outcome is unknown`,
+    });
   });
 });
