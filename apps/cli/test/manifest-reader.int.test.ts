@@ -211,6 +211,11 @@ describe('readManifestSafely against a rival writer, at each step', () => {
     });
   });
 
+  it('says the file is gone when it is removed after it was checked, not that it became a symlink', async () => {
+    const p = manifestFile('vanishes.json');
+    await expect(refusal(readManifestSafely(p, { beforeOpen: () => rmSync(p) }))).resolves.toMatchObject({ code: 'manifest_not_regular_file', message: `no such file: ${p}` });
+  });
+
   it('refuses a file that grew past the limit after it was measured', async () => {
     const p = manifestFile('grows.json');
     await expect(refusal(readManifestSafely(p, { beforeRead: () => appendFileSync(p, Buffer.alloc(MANIFEST_LIMIT_BYTES, 0x20)) }))).resolves.toMatchObject({
