@@ -11,24 +11,14 @@ import {
   type ConfirmationBinding,
   type ConfirmationRecord,
 } from '@ito/domain';
+import { approved, binding, now } from './support/confirmations.js';
 
 /**
  * The confirmation rules at their edges: which refusal wins when several hold, the exact instant of expiry, the
  * lock's threshold, what a mismatch names, who may decide, and the status a reader sees. Messages are pinned too:
  * they are what a user reads, and they name the reference, never a secret.
  */
-const now = new Date('2026-12-02T12:00:00Z');
 const later = (ms: number) => new Date(now.getTime() + ms);
-const binding: ConfirmationBinding = {
-  tenant_id: 'ten_1',
-  action: 'train.create',
-  booking_id: 'bkg_1',
-  run_id: null,
-  manifest_digest: 'sha256:' + 'a'.repeat(64),
-  cost_usd: 3500.12,
-  max_incremental_cost_usd: 4000,
-};
-const approved: ConfirmationRecord = { ...binding, ref: 'cfm_1', status: 'approved', expires_at: later(60_000), failed_uses: 0 };
 
 function refusal(fn: () => unknown): { code: string; message: string; details: unknown } | null {
   try {

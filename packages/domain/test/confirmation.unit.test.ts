@@ -1,18 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { ItoError } from '@ito/contracts';
 import { checkConfirmationUse, type ConfirmationBinding, type ConfirmationRecord } from '@ito/domain';
-
-const now = new Date('2026-12-02T12:00:00Z');
-const binding: ConfirmationBinding = {
-  tenant_id: 'ten_1',
-  action: 'train.create',
-  booking_id: 'bkg_1',
-  run_id: null,
-  manifest_digest: 'sha256:' + 'a'.repeat(64),
-  cost_usd: 3500.12,
-  max_incremental_cost_usd: 4000,
-};
-const approved: ConfirmationRecord = { ...binding, ref: 'cfm_1', status: 'approved', expires_at: new Date(now.getTime() + 60_000), failed_uses: 0 };
+import { approved, binding, now } from './support/confirmations.js';
 
 function code(record: ConfirmationRecord | null, wanted: ConfirmationBinding = binding): string | null {
   try {

@@ -50,5 +50,13 @@ export function forgery(pool: () => pg.Pool) {
     }
   }
 
-  return { links, rehashFrom, restore };
+  /** Swaps the events two links point at, then rehashes from the first so every hash is self-consistent. */
+  async function swapAndRehash(a: Link, b: Link): Promise<void> {
+    await pool().query('update event_chain set position = -1 where seq = $1', [a.seq]);
+    await pool().query('update event_chain set position = $2 where seq = $1', [b.seq, a.position]);
+    await pool().query('update event_chain set position = $2 where seq = $1', [a.seq, b.position]);
+    await rehashFrom(a.seq);
+  }
+
+  return { links, rehashFrom, restore, swapAndRehash };
 }

@@ -10,7 +10,7 @@ import { settled, usePool } from './harness.js';
  */
 const db = usePool();
 const T = 'tenant-order';
-const { links, rehashFrom, restore } = forgery(() => db.pool());
+const { links, rehashFrom, restore, swapAndRehash } = forgery(() => db.pool());
 let original: Link[];
 
 beforeAll(async () => {
@@ -30,10 +30,7 @@ describe('safe order', () => {
   it('names two events of one transaction swapped in the chain, every hash recomputed', async () => {
     const ledger = createLedger({ pool: db.pool() });
     const [a, b] = [original[3]!, original[4]!]; // seq 4 and 5, one transaction
-    await db.pool().query('update event_chain set position = -1 where seq = $1', [a.seq]);
-    await db.pool().query('update event_chain set position = $2 where seq = $1', [b.seq, a.position]);
-    await db.pool().query('update event_chain set position = $2 where seq = $1', [a.seq, b.position]);
-    await rehashFrom(a.seq);
+    await swapAndRehash(a, b);
     expect(await ledger.verify()).toEqual({ ok: false, checked: 4, firstBadPosition: a.position, reason: 'link 5 is out of safe order' });
     await restore(original);
     expect((await ledger.verify()).ok).toBe(true);

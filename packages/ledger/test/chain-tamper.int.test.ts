@@ -11,7 +11,7 @@ import { settled, usePool } from './harness.js';
 const db = usePool();
 const T = 'tenant-tamper';
 const EVENTS = 20;
-const { links, rehashFrom, restore } = forgery(() => db.pool());
+const { links, restore, swapAndRehash } = forgery(() => db.pool());
 
 let original: Link[];
 beforeAll(async () => {
@@ -40,10 +40,7 @@ describe('verify against a forger who rehashes', () => {
   it('names the first link out of safe order when two events are swapped in the chain and every hash recomputed', async () => {
     const ledger = createLedger({ pool: db.pool() });
     const [a, b] = [original[6]!, original[7]!]; // seq 7 and 8
-    await db.pool().query('update event_chain set position = -1 where seq = $1', [a.seq]);
-    await db.pool().query('update event_chain set position = $2 where seq = $1', [b.seq, a.position]);
-    await db.pool().query('update event_chain set position = $2 where seq = $1', [a.seq, b.position]);
-    await rehashFrom(a.seq);
+    await swapAndRehash(a, b);
     // Seq 7 now holds the later event, which is in order after seq 6; seq 8 holds the earlier one: that is the break.
     expect(await ledger.verify()).toEqual({ ok: false, checked: 7, firstBadPosition: a.position, reason: 'link 8 is out of safe order' });
     await restore(original);
