@@ -43,6 +43,13 @@ describe('liveness boundaries', () => {
       last_progress_at: T(0),
     });
   });
+
+  it('judges nothing until one interval after the trust point, not even a step that stood still before it', () => {
+    const standing = { node_id: NODES[0]!, planned_step_s: 1, last_heartbeat_at: T(100), progress: { step: 7, progress_at: T(0), step_s: null } };
+    expect(judgeNode(standing, SETTINGS, { now: T(100), grace_from: T(99) })).toEqual({ kind: 'alive' });
+    // Exactly one interval (2 s) after it, the node is judged.
+    expect(judgeNode(standing, SETTINGS, { now: T(100), grace_from: T(98) })).toMatchObject({ kind: 'hung', stuck_s: 100 });
+  });
 });
 
 describe('node failure decisions at their edges', () => {
