@@ -4,7 +4,11 @@
  * must kill those mutants. Tests that run a built entry (test/e2e, *.e2e.test.ts spawning dist/) cannot see a
  * mutant in the sources, so only tests importing the sources are listed.
  */
-/** @type {Record<string, { mutate: string[]; tests: string[]; timeoutMS?: number }>} */
+/**
+ * `concurrency`: Stryker processes for a module whose tests mostly wait (on sockets, timers or PostgreSQL) rather
+ * than compute; the others use 2, one per core.
+ * @type {Record<string, { mutate: string[]; tests: string[]; timeoutMS?: number; concurrency?: number }>}
+ */
 export const MUTATION_MODULES = {
   'manifest-gate': {
     mutate: ['apps/api/src/services/manifest-gate.ts', 'packages/domain/src/secret-scan.ts', 'packages/domain/src/secrets/detectors.ts'],

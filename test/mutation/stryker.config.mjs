@@ -19,7 +19,7 @@ export default {
   typescriptChecker: { prioritizePerformanceOverAccuracy: true },
   mutate: module.mutate,
   coverageAnalysis: 'perTest',
-  concurrency: 2,
+  concurrency: module.concurrency ?? 2,
   // Over the test's own time: 30 s for tests that start servers; pure modules set less, so a mutant that loops
   // forever costs seconds, not a minute.
   timeoutMS: module.timeoutMS ?? 30_000,
