@@ -120,9 +120,14 @@ describe('a budget stop finishes once every task has ended', () => {
     h = [...h, { type: 'ProgressRecorded', data: { run_id: RUN, stage: 'pretrain', attempt: 1, task_id: T1, seq: 1, step: 5, tokens: 1, elapsed_s: 1 } }, stop];
     expect(foldRun(h).current!.tasks.map((t) => t.status)).toEqual(['assigned', 'running']);
     expect(nextCommands(foldRun(h))).toEqual([{ type: 'PruneCheckpoint', checkpoint_id: CKPT(100), uri: 's3://b/pretrain/100' }]);
-    h = [...h, stopped(T0, 5)];
-    expect(nextCommands(foldRun(h)).map((c) => c.type)).toEqual(['PruneCheckpoint']);
-    h = [...h, stopped(T1, 5)];
+    // Only the running task left: still waiting.
+    const runningLeft = [...h, stopped(T0, 5)];
+    expect(nextCommands(foldRun(runningLeft)).map((c) => c.type)).toEqual(['PruneCheckpoint']);
+    // Only the assigned task left: still waiting.
+    const assignedLeft = [...h, stopped(T1, 5)];
+    expect(foldRun(assignedLeft).current!.tasks.map((t) => t.status)).toEqual(['assigned', 'stopped']);
+    expect(nextCommands(foldRun(assignedLeft)).map((c) => c.type)).toEqual(['PruneCheckpoint']);
+    h = [...runningLeft, stopped(T1, 5)];
     expect(nextCommands(foldRun(h))).toEqual([{ type: 'PruneCheckpoint', checkpoint_id: CKPT(100), uri: 's3://b/pretrain/100' }, { type: 'FinishBudgetStop' }]);
   });
 
