@@ -15,6 +15,14 @@ const seg = (from: number, to: number, label: Segment[2]): Segment => [at(from),
 const training = [ev(0, 'RunReserved', { booking_id: 'bkg_1' }), ev(0, 'StageStarted', { stage: 'pretrain' }), ev(10, 'ProgressRecorded', { stage: 'pretrain', step: 1 })];
 
 describe('the run fold at its edges', () => {
+  it('folds an SLO breach as nothing: a judgement on latencies, not time the run spent', () => {
+    const breach = ev(15, 'SloBreached', { kind: 'detection', latency_ms: 12_000, target_ms: 10_000 });
+    const withBreach = fold([...training, breach, ev(20, 'RunSucceeded')]);
+    expect(withBreach).toEqual(fold([...training, ev(20, 'RunSucceeded')]));
+    // Even as the last event, it neither moves the clock nor closes the segment in progress.
+    expect(fold([...training, breach])).toEqual(fold(training));
+  });
+
   it('starts at the first RunReserved: earlier events and a repeated reservation are ignored, a booking must be a string', () => {
     const run = fold([ev(0, 'StageStarted', { stage: 'data_prep' }), ev(10, 'RunReserved', { booking_id: 5 }), ev(20, 'RunReserved', { booking_id: 'bkg_2' }), ev(30, 'RunSucceeded')]);
     expect(run).toMatchObject({ started_at: at(10), booking_id: null, ended_at: at(30), last_at: at(30), mode: 'ended' });
