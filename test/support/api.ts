@@ -73,6 +73,8 @@ export async function startApi(
 
   return {
     url,
+    /** The test's own database, for a second session (e.g. one that holds a lock). */
+    databaseUrl: db.url,
     pool,
     ledger,
     admin,

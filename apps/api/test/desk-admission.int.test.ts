@@ -40,7 +40,7 @@ describe('desk admission', () => {
   it('computes one query, queues one, refuses the next with Retry-After, and keeps answering other calls', async () => {
     expect((await desk()).status).toBe(200);
     // Hold the telemetry tables, so the admitted query blocks mid-computation.
-    const holder = new pg.Client({ connectionString: (api.pool as unknown as { options: { connectionString: string } }).options.connectionString });
+    const holder = new pg.Client({ connectionString: api.databaseUrl });
     await holder.connect();
     try {
       await holder.query('begin');
