@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { startCluster, type Cluster, type LedgerEvent } from './support/cluster.js';
+import { startCluster, type Cluster, eventsOfType as of } from './support/cluster.js';
 
 let cluster: Cluster | null = null;
 afterEach(async () => {
@@ -7,7 +7,6 @@ afterEach(async () => {
   cluster = null;
 });
 
-const of = (events: LedgerEvent[], type: string) => events.filter((e) => e.type === type);
 
 describe('chaos: an agent killed with SIGKILL mid-training', () => {
   it('is declared lost after the misses, only its node is replaced (by the spare), training resumes from the last checkpoint and the run succeeds', async () => {

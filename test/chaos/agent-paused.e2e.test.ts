@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { startCluster, type Cluster, type LedgerEvent } from './support/cluster.js';
+import { startCluster, type Cluster, eventsOfType as of } from './support/cluster.js';
 
 let cluster: Cluster | null = null;
 afterEach(async () => {
@@ -9,7 +9,6 @@ afterEach(async () => {
 
 /** What an agent's task reports become in the ledger (its stop confirmation aside). */
 const REPORTS = ['ProgressRecorded', 'CheckpointSaved', 'TaskCompleted', 'TaskFailed'];
-const of = (events: LedgerEvent[], type: string) => events.filter((e) => e.type === type);
 
 describe('chaos: the agent of rank 0 is frozen (SIGSTOP) past the misses, then thawed (SIGCONT)', () => {
   it('is declared lost, the run resumes on the spare, the thawed agent is fenced off its old attempt, its node is recovered, and the run succeeds once', async () => {

@@ -1,6 +1,6 @@
 import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
-import { startCluster, type Cluster, type LedgerEvent } from './support/cluster.js';
+import { startCluster, type Cluster, eventsOfType as of } from './support/cluster.js';
 import { startPausableProxy } from './support/pausable-proxy.js';
 import { waitReady } from './support/processes.js';
 
@@ -16,7 +16,6 @@ afterEach(async () => {
   cluster = null;
 });
 
-const of = (events: LedgerEvent[], type: string) => events.filter((e) => e.type === type);
 
 describe('chaos: the API is killed (SIGKILL) after it took a train request and before its answer reached the client', () => {
   it('the client, its connection broken, sends the same request with the same idempotency key and finds the one run', async () => {

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { startCluster, type Cluster, type LedgerEvent } from './support/cluster.js';
+import { startCluster, type Cluster, eventsOfType as of } from './support/cluster.js';
 
 let cluster: Cluster | null = null;
 afterEach(async () => {
@@ -7,7 +7,6 @@ afterEach(async () => {
   cluster = null;
 });
 
-const of = (events: LedgerEvent[], type: string) => events.filter((e) => e.type === type);
 /** Pretrain runs about 4,750 steps; by step 3,000 several checkpoints are saved. */
 const HANG_STEP = 3_000;
 

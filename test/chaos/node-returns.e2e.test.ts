@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { startCluster, type Cluster, type LedgerEvent } from './support/cluster.js';
+import { startCluster, type Cluster, eventsOfType as of } from './support/cluster.js';
 
 let cluster: Cluster | null = null;
 afterEach(async () => {
@@ -7,7 +7,6 @@ afterEach(async () => {
   cluster = null;
 });
 
-const of = (events: LedgerEvent[], type: string) => events.filter((e) => e.type === type);
 
 describe('chaos: a node of a booking with no spare is lost, then comes back', () => {
   it('the run goes on re-planned on the node left, and the next stage grows back onto both', async () => {

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { startCluster, type Cluster, type LedgerEvent } from './support/cluster.js';
+import { startCluster, type Cluster, eventsOfType as of } from './support/cluster.js';
 import { waitReady } from './support/processes.js';
 
 let cluster: Cluster | null = null;
@@ -8,7 +8,6 @@ afterEach(async () => {
   cluster = null;
 });
 
-const of = (events: LedgerEvent[], type: string) => events.filter((e) => e.type === type);
 const DOWN_MS = 4_000;
 
 describe('chaos: the whole control plane (all roles, one process) is killed mid-training and started again', () => {

@@ -1,7 +1,7 @@
 import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
 import { migrateDatabase } from '@ito/ledger';
-import { startCluster, type Cluster, type LedgerEvent } from './support/cluster.js';
+import { startCluster, type Cluster, eventsOfType as of } from './support/cluster.js';
 import { startPrivatePostgres, startPrivateRedis, type PrivatePostgres, type PrivateRedis } from './support/private-services.js';
 
 let cluster: Cluster | null = null;
@@ -16,7 +16,6 @@ afterEach(async () => {
   redis = null;
 });
 
-const of = (events: LedgerEvent[], type: string) => events.filter((e) => e.type === type);
 
 describe('chaos: PostgreSQL and Redis (private instances of this test) are restarted mid-training', () => {
   it('every process reconnects and carries on: no node declared lost, nothing lost or recorded twice, the run succeeds', async () => {

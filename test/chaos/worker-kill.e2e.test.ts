@@ -1,6 +1,6 @@
 import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
-import { CHAOS_MANIFEST, startCluster, type Cluster, type LedgerEvent } from './support/cluster.js';
+import { CHAOS_MANIFEST, startCluster, type Cluster, eventsOfType as of } from './support/cluster.js';
 
 let cluster: Cluster | null = null;
 let pool: pg.Pool | null = null;
@@ -14,7 +14,6 @@ afterEach(async () => {
   cluster = null;
 });
 
-const of = (events: LedgerEvent[], type: string, stage?: string) => events.filter((e) => e.type === type && (stage === undefined || e.data.stage === stage));
 
 /** Backends of this database blocked on the lock of a run's row (a run change waits for it). */
 const runLockWaiters = async (p: pg.Pool): Promise<number[]> =>

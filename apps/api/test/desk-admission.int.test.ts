@@ -1,6 +1,6 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startApi, type Api } from '../../../test/support/api.js';
+import { footprint, startApi, type Api } from '../../../test/support/api.js';
 import { seedKnownTelemetry } from '../../../test/support/telemetry.js';
 
 /**
@@ -50,8 +50,10 @@ describe('desk admission', () => {
       const second = desk();
       // The queue is full once the second is waiting for its turn (it holds no connection yet).
       await new Promise((r) => setTimeout(r, 100));
+      const before = await footprint(api);
       const third = await desk();
       expect(third.status).toBe(429);
+      expect(await footprint(api)).toEqual(before);
       expect(third.body).toMatchObject({ ok: false, error: { code: 'rate_limited', retryable: true } });
       expect(third.headers.get('retry-after')).toBe('1');
       // Everything else still answers: the held query took one pool connection, not the pool.

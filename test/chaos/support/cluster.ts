@@ -18,6 +18,10 @@ export interface LedgerEvent {
   data: any;
 }
 
+/** The events of one type (and, when given, of one stage) in ledger order. */
+export const eventsOfType = (events: LedgerEvent[], type: string, stage?: string): LedgerEvent[] =>
+  events.filter((e) => e.type === type && (stage === undefined || e.data.stage === stage));
+
 /**
  * The example manifest trimmed to pretrain and mid-train (their gates kept): every scenario breaks something in
  * pretrain, and one needs the next training stage; the long-context and post-training stages would only add time.

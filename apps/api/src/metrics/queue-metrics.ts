@@ -59,7 +59,9 @@ export function registerQueueMetrics(scraped: ScrapedMetrics, source: QueueSourc
         const byName = new Map<string, number[]>();
         for (const j of jobs) {
           if (!j || !names.has(j.name) || !j.finishedOn || !j.processedOn) continue;
-          byName.set(j.name, [...(byName.get(j.name) ?? []), Math.max(0, (j.finishedOn - j.processedOn) / 1000)]);
+          const seconds = byName.get(j.name) ?? [];
+          seconds.push(Math.max(0, (j.finishedOn - j.processedOn) / 1000));
+          byName.set(j.name, seconds);
         }
         for (const [job, seconds] of [...byName].sort(([a], [b]) => a.localeCompare(b))) {
           const counts = JOB_DURATION_BUCKETS.map((b) => seconds.filter((s) => s <= b).length);

@@ -1,12 +1,15 @@
 import type pg from 'pg';
+import { INCIDENT_KINDS, SLO_BOUNDS, SLO_NAMES, type SloName } from '@ito/domain';
 import { SLO_BUCKETS } from '../projections/slo-projection.js';
 import { histogramSamples, type ScrapedMetrics, type Sample } from './scraped-metric.js';
 
-/** The incident kinds a label may carry (IncidentFacts['kind']); anything else in a row is not reported. */
-const KINDS = new Set(['crash', 'gpu_fault', 'error', 'node_lost', 'hang', 'stopped']);
+/** The label values a row may carry; anything else in a row is not reported. */
+const KINDS = new Set<string>(INCIDENT_KINDS);
+const SLOS = new Set<string>(SLO_NAMES);
+const BOUNDS = new Set<string>(SLO_BOUNDS);
 
 /** One small read per scrape: the projected bucket counts of one latency, summed over tenants, made cumulative. */
-async function latencyHistogram(pool: pg.Pool, name: string, latency: 'detection' | 'resume'): Promise<Sample[]> {
+async function latencyHistogram(pool: pg.Pool, name: string, latency: SloName): Promise<Sample[]> {
   const { rows } = await pool.query<{ incident_kind: string; bucket: number; n: string; total: number }>(
     `select incident_kind, bucket, sum(count) as n, sum(sum_s) as total from slo_latency_counts
       where latency = $1 group by incident_kind, bucket order by incident_kind, bucket`,
@@ -21,7 +24,8 @@ async function latencyHistogram(pool: pg.Pool, name: string, latency: 'detection
     byKind.set(r.incident_kind, k);
   }
   return [...byKind].flatMap(([kind, k]) => {
-    const cumulative = k.perBucket.map((_, i) => k.perBucket.slice(0, i + 1).reduce((a, b) => a + b, 0));
+    let running = 0;
+    const cumulative = k.perBucket.map((n) => (running += n));
     return histogramSamples(name, { incident_kind: kind }, SLO_BUCKETS, cumulative.slice(0, SLO_BUCKETS.length), cumulative.at(-1)!, k.sum);
   });
 }
@@ -49,7 +53,7 @@ export function registerSloMetrics(scraped: ScrapedMetrics, pool: pg.Pool): void
     type: 'counter',
     read: async () => {
       const { rows } = await pool.query<{ slo: string; bound: string; n: string }>('select slo, bound, sum(count) as n from slo_breach_counts group by slo, bound order by slo, bound');
-      return rows.filter((r) => ['detection', 'resume'].includes(r.slo) && ['target', 'seed'].includes(r.bound)).map((r) => ({ labels: { slo: r.slo, bound: r.bound }, value: Number(r.n) }));
+      return rows.filter((r) => SLOS.has(r.slo) && BOUNDS.has(r.bound)).map((r) => ({ labels: { slo: r.slo, bound: r.bound }, value: Number(r.n) }));
     },
   });
 }

@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import type { RunEventMap } from '@ito/domain';
+import type { RunEventMap, SloName } from '@ito/domain';
 import type { InlineProjection, StoredEvent } from '@ito/ledger';
 
 /** Upper bounds of the SLO histograms' buckets, in seconds: they bracket the default targets and the seed's bounds. */
@@ -11,7 +11,7 @@ export function sloBucketOf(seconds: number): number {
   return i < 0 ? SLO_BUCKETS.length : i;
 }
 
-async function countLatency(client: pg.PoolClient, e: StoredEvent, latency: 'detection' | 'resume', kind: string, seconds: number | undefined): Promise<void> {
+async function countLatency(client: pg.PoolClient, e: StoredEvent, latency: SloName, kind: string, seconds: number | undefined): Promise<void> {
   if (seconds === undefined || !Number.isFinite(seconds)) return;
   await client.query({
     name: 'ito_slo_latency_count',

@@ -49,10 +49,11 @@ const seconds = (ms: number) => ms / 1000;
  */
 export function judgeNode(obs: NodeObservation, settings: LivenessSettings, clock: SweepClock): LivenessVerdict {
   const now = clock.now.getTime();
-  if (seconds(now - clock.grace_from.getTime()) < settings.interval_s) return { kind: 'alive' };
+  const trusted = seconds(now - clock.grace_from.getTime());
+  if (trusted < settings.interval_s) return { kind: 'alive' };
   const lostAfter = settings.interval_s * settings.misses;
   const silent = obs.last_heartbeat_at ? seconds(now - obs.last_heartbeat_at.getTime()) : Number.POSITIVE_INFINITY;
-  const observedSilence = Math.min(silent, seconds(now - clock.grace_from.getTime()));
+  const observedSilence = Math.min(silent, trusted);
   if (observedSilence > lostAfter) return { kind: 'lost', silent_s: Number.isFinite(silent) ? silent : lostAfter };
   const p = obs.progress;
   const expected = expectedStepSeconds(obs);

@@ -1,4 +1,4 @@
-import type { Directive, GatedStage, FailureKind, StageName, TaskRole, TaskSpec } from '@ito/contracts';
+import { FAILURE_KINDS, type Directive, type GatedStage, type FailureKind, type StageName, type TaskRole, type TaskSpec } from '@ito/contracts';
 import type { Pipeline } from '../pipeline/pipeline.js';
 import type { DataPreparedEvent, LadderDecisionEvent } from './data-events.js';
 
@@ -21,8 +21,14 @@ export interface TaskRef {
 export type StageFailure = FailureKind | 'node_lost' | 'hang';
 
 /** One failure the run recovers from, as RunResumed and the SLO records carry it. */
+/** What an incident can be: a failure an agent reported, a node gone silent, or a hang. */
+export const INCIDENT_KINDS = [...FAILURE_KINDS, 'node_lost', 'hang'] as const;
+/** The SLOs an incident is judged on, and the bounds a breach can break (docs/telemetry.md). */
+export const SLO_NAMES = ['detection', 'resume'] as const;
+export const SLO_BOUNDS = ['target', 'seed'] as const;
+
 export interface IncidentFacts {
-  kind: 'crash' | 'gpu_fault' | 'error' | 'node_lost' | 'hang' | 'stopped';
+  kind: (typeof INCIDENT_KINDS)[number];
   node_id: string;
   task_id?: string;
   /** The last good evidence: the last heartbeat (lost), the last progress (hang), the report itself (crash). */
@@ -199,10 +205,10 @@ export interface RunEventMap {
     node_id: string;
     /** The incident's detection time: with node_id, it names the incident the breach belongs to. */
     detected_at: string;
-    slo: 'detection' | 'resume';
+    slo: (typeof SLO_NAMES)[number];
     measured_s: number;
     target_s: number;
-    bound: 'target' | 'seed';
+    bound: (typeof SLO_BOUNDS)[number];
   };
   LossSpikeDetected: { run_id: string; step: number; loss: number; stage?: string; attempt?: number; moving_average?: number; factor?: number; consecutive?: number };
   RestartProposed: {

@@ -1,5 +1,6 @@
 import type { IncidentFacts, RunEvent, RunEventMap } from '../run/run-events.js';
 import { evolveRun, initialRunState } from '../run/run-state.js';
+import { detectionLatencyS } from './slo-breach.js';
 
 /** One incident of a run as its metrics show it: what failed where, when, how fast, and the SLOs it missed. */
 export interface IncidentRecord {
@@ -33,8 +34,7 @@ export function incidentRecords(events: readonly RunEvent[]): IncidentRecord[] {
   }
   const open = state.incident;
   if (open) {
-    const detection = open.evidence_at ? Math.max(0, (Date.parse(open.detected_at) - Date.parse(open.evidence_at)) / 1000) : null;
-    records.push({ kind: open.kind, node_id: open.node_id, detected_at: open.detected_at, detection_latency_s: detection, resume_latency_s: null, breaches: [] });
+    records.push({ kind: open.kind, node_id: open.node_id, detected_at: open.detected_at, detection_latency_s: detectionLatencyS(open), resume_latency_s: null, breaches: [] });
   }
   for (const r of records) r.breaches = breaches.filter((b) => sameIncident(b, r)).map(({ slo, measured_s, target_s, bound }) => ({ slo, measured_s, target_s, bound }));
   return records;

@@ -1,7 +1,7 @@
-import type { IncidentFacts, RunEvent, RunEventMap } from '../run/run-events.js';
+import type { IncidentFacts, RunEvent, RunEventMap, SLO_NAMES } from '../run/run-events.js';
 import { evolveRun, type RunAggregate } from '../run/run-state.js';
 
-export type SloName = 'detection' | 'resume';
+export type SloName = (typeof SLO_NAMES)[number];
 
 /** The operator's targets, in seconds (ITO_SLO_DETECTION_TARGET_S, ITO_SLO_RESUME_TARGET_S). */
 export interface SloTargets {
@@ -28,7 +28,8 @@ export function judgeLatency(slo: SloName, measuredS: number, targets: SloTarget
   return null;
 }
 
-function detectionLatencyS(incident: IncidentFacts): number | null {
+/** Seconds from an incident's last good evidence to its detection; null when there was no evidence to measure from. */
+export function detectionLatencyS(incident: Pick<IncidentFacts, 'evidence_at' | 'detected_at'>): number | null {
   if (!incident.evidence_at) return null;
   const ms = Date.parse(incident.detected_at) - Date.parse(incident.evidence_at);
   return Number.isFinite(ms) ? Math.max(0, ms / 1000) : null;
