@@ -32,9 +32,25 @@ describe('the supported Node versions', () => {
   it('include the Node running the tests', () => {
     expect(semver.satisfies(process.version, pkg.engines.node)).toBe(true);
   });
+
+  it('are the maintained LTS lines: 24 and 22, never 20 (past end of life), which npm ci refuses', () => {
+    expect(semver.satisfies('24.0.0', pkg.engines.node)).toBe(true);
+    expect(semver.satisfies('22.13.0', pkg.engines.node)).toBe(true);
+    expect(semver.satisfies('20.19.5', pkg.engines.node)).toBe(false);
+    expect(semver.satisfies('22.12.0', pkg.engines.node)).toBe(false);
+    // engine-strict turns npm's EBADENGINE warning into a refusal.
+    expect(readFileSync(join(ROOT, '.npmrc'), 'utf8')).toMatch(/^engine-strict=true$/m);
+  });
+
+  it('are what the container image runs', () => {
+    const dockerfile = readFileSync(join(ROOT, 'infra', 'compose', 'Dockerfile'), 'utf8');
+    const majors = [...dockerfile.matchAll(/^FROM node:(\d+)/gm)].map((m) => m[1]!);
+    expect(majors.length).toBeGreaterThan(0);
+    for (const major of majors) expect(semver.intersects(`${major}.x`, pkg.engines.node), `node:${major}`).toBe(true);
+  });
 });
 
-describe('the cookie override (package.json overrides: light-my-request uses cookie 1.x, which runs on Node 20)', () => {
+describe('the cookie override (package.json overrides: light-my-request uses cookie 1.x)', () => {
   it("keeps Fastify's inject sending cookies", async () => {
     const app = Fastify();
     app.get('/echo', async (req) => ({ cookie: req.headers.cookie ?? null }));
