@@ -39,13 +39,20 @@ function prefixesOf(path: string): string[] {
   return segments.map((_, i) => `/${segments.slice(0, i + 1).join('/')}`);
 }
 
-function reasonOf(err: unknown, last: boolean, kind: 'file' | 'directory'): NoFollowError {
+/**
+ * The refusal an open of `prefix` answered with. Linux answers `O_DIRECTORY | O_NOFOLLOW` on a symlink with
+ * ENOTDIR, not ELOOP, so ENOTDIR looks (without following) at what is there.
+ */
+async function reasonOf(err: unknown, prefix: string): Promise<NoFollowError> {
   if (err instanceof NoFollowError) return err;
   const code = (err as NodeJS.ErrnoException | null)?.code;
   if (code === 'ENOENT') return new NoFollowError('not_found');
   if (code === 'ELOOP' || code === 'EMLINK') return new NoFollowError('symlink');
-  if (code === 'ENOTDIR') return new NoFollowError(last && kind === 'directory' ? 'not_a_directory' : 'not_found');
   if (code === 'EISDIR') return new NoFollowError('not_a_file');
+  if (code === 'ENOTDIR') {
+    const found = await lstat(prefix).catch(() => null);
+    return new NoFollowError(found === null ? 'not_found' : found.isSymbolicLink() ? 'symlink' : 'not_a_directory');
+  }
   throw err;
 }
 
@@ -75,14 +82,14 @@ export async function openNoFollow(path: string, kind: 'file' | 'directory'): Pr
     try {
       handle = await open(prefix, last && kind === 'file' ? FILE_FLAGS : DIR_FLAGS);
     } catch (err) {
-      throw reasonOf(err, last, kind);
+      throw await reasonOf(err, prefix);
     }
     try {
       if (last && kind === 'file' && !(await handle.stat()).isFile()) throw new NoFollowError('not_a_file');
       await assertSamePath(handle, prefix);
     } catch (err) {
       await handle.close();
-      throw reasonOf(err, last, kind);
+      throw await reasonOf(err, prefix);
     }
     if (last) return handle;
     await handle.close();
@@ -100,7 +107,7 @@ export async function ensureDirectoryNoFollow(path: string, opts: { create: bool
     try {
       handle = await open(prefix, DIR_FLAGS);
     } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'ENOENT' || !opts.create) throw reasonOf(err, true, 'directory');
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT' || !opts.create) throw await reasonOf(err, prefix);
       // mkdir never follows a symlink at its last component: an existing one answers EEXIST and the open refuses it.
       await mkdir(prefix, { mode: 0o700 }).catch((e: NodeJS.ErrnoException) => {
         if (e.code !== 'EEXIST') throw e;
@@ -108,7 +115,7 @@ export async function ensureDirectoryNoFollow(path: string, opts: { create: bool
       try {
         handle = await open(prefix, DIR_FLAGS);
       } catch (again) {
-        throw reasonOf(again, true, 'directory');
+        throw await reasonOf(again, prefix);
       }
     }
     try {
