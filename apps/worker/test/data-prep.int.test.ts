@@ -67,7 +67,7 @@ for (const backend of BACKENDS) {
 
     async function seeded() {
       const seed = await seedTenant(p.api);
-      await p.api.admin.setTenantPolicy({ tenantId: seed.tenant.tenant_id, policy: { checkpoint_storage: { schemes: ['s3', 'file'], prefixes: [] }, max_contaminated_fraction: 0.1 } });
+      await p.api.admin.setTenantPolicy({ tenantId: seed.tenant.tenant_id, policy: { checkpoint_storage: { schemes: ['s3', 'file'], prefixes: [] }, max_contaminated_fraction: 0.1, file_roots: [root] } });
       return seed;
     }
 
