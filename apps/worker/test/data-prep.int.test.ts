@@ -146,7 +146,7 @@ describe('data prep refusals that need no queue', () => {
     try {
       const data = dataDirectory(root);
       const manifest = JSON.parse(manifestWith(root, data, 0));
-      const outcome = await checkDataRefs('run_x', manifest, { evalBatteryDir: join(root, 'no-evals'), storage: defaultStorageRegistry() });
+      const outcome = await checkDataRefs('run_x', manifest, { evalBatteryDir: join(root, 'no-evals'), storage: defaultStorageRegistry(), fileRoots: [root] });
       expect(outcome).toMatchObject({ ok: false, reason: expect.stringContaining('the items of eval battery ito-evals/v1 are not on this worker') });
       expect(existsSync(join(root, 'ckpt'))).toBe(false);
     } finally {
