@@ -155,3 +155,31 @@ describe('the worker keeps a tenant inside its file roots', () => {
     expect(events.at(-1)!).toMatchObject({ type: 'CleanupCompleted', data: { removed: [], missing: [], refused: kept.map((c) => c.uri) } });
   });
 });
+
+describe('data prep writes only under the run`s prefix', () => {
+  it('a checkpoint storage swapped for a symlinked directory after the confirmation is refused; nothing is written through it', async () => {
+    const { checkDataRefs } = await import('../src/stages/data-prep.js');
+    const dir = join(grant, 'prefix-swap');
+    const storage = join(dir, 'ckpt');
+    mkdirSync(storage, { recursive: true });
+    const doc = '{"text":"a document the tenant owns, long enough to be a document of its own"}\n';
+    writeFileSync(join(dir, 'part.jsonl'), doc);
+    const manifest = JSON.parse(
+      smallManifest((m) => {
+        m.checkpoint.storage = `file://${storage}/`;
+        m.data[0] = { ...m.data[0], ref: `file://${dir}/part.jsonl`, sha256: sha256(doc) };
+      }),
+    );
+    const elsewhere = join(victim, 'prefix-swap');
+    mkdirSync(elsewhere, { recursive: true });
+    rmSync(storage, { recursive: true });
+    symlinkSync(elsewhere, storage);
+    const outcome = await checkDataRefs('run_swap', manifest, {
+      evalBatteryDir: fileURLToPath(new URL('../../../test/fixtures/evals', import.meta.url)),
+      storage: defaultStorageRegistry(),
+      fileRoots: [grant],
+    });
+    expect(outcome).toMatchObject({ ok: false, code: 'checkpoint_storage_invalid' });
+    expect(readdirSync(elsewhere)).toEqual([]);
+  });
+});

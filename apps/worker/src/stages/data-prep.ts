@@ -1,6 +1,6 @@
 import { ItoError, type ErrorCode, type Manifest } from '@ito/contracts';
 import { checkFileRefs, checkFileStorage, type RunEvent } from '@ito/domain';
-import { isNoFollowError, type StorageRegistry } from '@ito/storage';
+import { isNoFollowError, isStorageError, type StorageRegistry } from '@ito/storage';
 import { digestFileRef } from './data-digest.js';
 import { loadEvalBattery, type LoadedBattery } from './eval-battery.js';
 import { prepareDataRef } from './prepare-data.js';
@@ -46,6 +46,10 @@ export async function checkDataRefs(runId: string, manifest: Manifest, deps: Dat
   } catch (err) {
     // A path swapped for a symlink after the checks above: the walk refused it; say so, and nothing of what is there.
     if (isNoFollowError(err)) return refuse('a data ref could not be opened inside the file roots without following a symlink', 'data_ref_not_permitted');
+    // The run's prefix passes through a symlink (or names something other than a directory): nothing is written there.
+    if (isStorageError(err, 'not_an_object') || isStorageError(err, 'outside_root')) {
+      return refuse(`the prepared data cannot be written under the run's prefix: ${err.message}`, 'checkpoint_storage_invalid');
+    }
     throw err;
   }
 }
