@@ -1,4 +1,4 @@
-import { mkdir } from 'node:fs/promises';
+import { mkdir, realpath } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { ItoError } from '@ito/contracts';
 import type { AdminService } from '@ito/api';
@@ -88,7 +88,8 @@ export const ADMIN_HANDLERS: Record<string, AdminHandler> = {
   'tenant create': async (cmd, admin, ctx) => {
     const requesterPrincipal = optional(cmd, 'requester-principal');
     const approverPrincipal = optional(cmd, 'approver-principal');
-    const localFileRootBase = ctx.embeddedHome === null ? undefined : join(resolve(ctx.embeddedHome), 'files');
+    // The real path of $ITO_HOME: a root with a symlink in it would refuse every ref under it (they are opened without following one).
+    const localFileRootBase = ctx.embeddedHome === null ? undefined : join(await realpath(ctx.embeddedHome).catch(() => resolve(ctx.embeddedHome!)), 'files');
     const data = await admin.createTenant({
       name: str(cmd, 'name'),
       ...(requesterPrincipal !== undefined ? { requesterPrincipal } : {}),
