@@ -31,7 +31,7 @@ describe('post-training with the process executor and the reference trainer', ()
 
   it('SFT loss falls, DPO preference accuracy rises, GRPO verified reward rises, over-stale batches are rejected and counted', async () => {
     const seed = await seedTenant(p.api);
-    await p.api.admin.setTenantPolicy({ tenantId: seed.tenant.tenant_id, policy: { checkpoint_storage: { schemes: ['file'], prefixes: [] } } });
+    await p.api.admin.setTenantPolicy({ tenantId: seed.tenant.tenant_id, policy: { checkpoint_storage: { schemes: ['file'], prefixes: [] }, file_roots: [dir] } });
     const argv = [process.execPath, REFERENCE_TRAINER, '--progress-every-steps', '10', '--batches-per-step', '1', '--stale-batch-every', '4'];
     const nodes = await p.startNodes(seed, (node) => new ProcessExecutor({ trainerConfig: { trainers: { default: { argv } } }, workDir: join(dir, node), stopGraceMs: 5_000, killGraceMs: 2_000 }));
     const manifest = postTrainingManifest(EXAMPLE_RECIPE, (m) => {

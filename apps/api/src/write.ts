@@ -5,7 +5,7 @@
  */
 export { createApiLedger, INLINE_PROJECTIONS } from './services/admin-service.js';
 export { changeRun, appendRunEvents } from './services/run-writer.js';
-export { getRun, getBooking, getManifestBody, freeLiveNodes, type RunRow } from './db/queries.js';
+export { getRun, getBooking, getManifestBody, getTenantPolicy, freeLiveNodes, type RunRow } from './db/queries.js';
 export { planFor, type PlanOutcome } from './services/plan-service.js';
 export { checkManifestOnce } from './services/accepted-manifests.js';
 export { RUN_EVENTS_CHANNEL } from './projections/runs-projection.js';

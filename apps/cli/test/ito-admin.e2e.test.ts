@@ -106,3 +106,38 @@ describe('ito-admin on the ledger database', () => {
     expect(res.stdout + res.stderr).not.toContain('pw-secret-123');
   });
 });
+
+describe('ito-admin tenant policy', () => {
+  it('shows and sets a tenant`s file roots and storage, validated, and records TenantPolicyChanged', async () => {
+    const t = (await admin(['tenant', 'create', '--name', 'roots', '--json'])).json();
+    const tenant = t.data.tenant_id as string;
+    // Over ITO_DATABASE_URL (not the embedded install) a tenant gets no file root.
+    expect(t.data.file_roots).toEqual([]);
+    const shown = (await admin(['tenant', 'policy', 'show', '--tenant', tenant, '--json'])).json();
+    expect(shown).toMatchObject({ ok: true, live_api_contacted: false, data: { tenant_id: tenant, policy: { file_roots: [], checkpoint_storage: { schemes: ['s3', 'gs', 'az'] } } } });
+
+    const set = await admin(['tenant', 'policy', 'set', '--tenant', tenant, '--file-roots', '/srv/ito/roots,/data/shared', '--storage-schemes', 's3,file', '--max-contaminated-fraction', '0.01', '--json']);
+    expect(set.code).toBe(0);
+    expect(set.json().data.policy).toMatchObject({ file_roots: ['/srv/ito/roots', '/data/shared'], checkpoint_storage: { schemes: ['s3', 'file'], prefixes: [] }, max_contaminated_fraction: 0.01 });
+    const after = (await admin(['tenant', 'policy', 'show', '--tenant', tenant, '--json'])).json();
+    expect(after.data.policy).toEqual(set.json().data.policy);
+    const human = await admin(['tenant', 'policy', 'show', '--tenant', tenant]);
+    expect(human.stdout).toMatch(/file_roots\s+\/srv\/ito\/roots, \/data\/shared/);
+
+    const events = await pool.query<{ data: { policy: { file_roots: string[] } } }>(`select data from events where type = 'TenantPolicyChanged' and stream_id = $1`, [`tenant-${tenant}`]);
+    expect(events.rows.map((r) => r.data.policy.file_roots)).toEqual([['/srv/ito/roots', '/data/shared']]);
+
+    // Refused, and nothing changed: relative, `..`, trailing slash, percent escapes; show takes no set flags.
+    for (const bad of ['srv/ito', '/srv/../etc', '/srv/ito/', '/srv/%2e%2e']) {
+      const r = await admin(['tenant', 'policy', 'set', '--tenant', tenant, '--file-roots', bad, '--json']);
+      expect(r.code, bad).toBe(1);
+      expect(r.json()).toMatchObject({ ok: false, error: { code: 'validation_failed' } });
+    }
+    expect((await admin(['tenant', 'policy', 'show', '--tenant', tenant, '--file-roots', '/x', '--json'])).json()).toMatchObject({ ok: false, error: { code: 'validation_failed' } });
+    expect((await admin(['tenant', 'policy', 'set', '--tenant', tenant, '--json'])).json()).toMatchObject({ ok: false, error: { code: 'validation_failed' } });
+    const unchanged = await pool.query(`select count(*)::int as n from events where type = 'TenantPolicyChanged' and stream_id = $1`, [`tenant-${tenant}`]);
+    expect(unchanged.rows[0].n).toBe(1);
+    // An empty list takes every root back.
+    expect((await admin(['tenant', 'policy', 'set', '--tenant', tenant, '--file-roots', '', '--json'])).json().data.policy.file_roots).toEqual([]);
+  }, 180_000); // a dozen ito-admin processes, each starting node
+});

@@ -3,9 +3,12 @@ import type { Logger } from '@ito/config';
 import type { Ledger } from '@ito/ledger';
 import type { StorageRegistry } from '@ito/storage';
 
-/** Removes what a checkpoint URI names; `existed` says whether there was anything there. */
+/**
+ * Removes what a checkpoint URI names; `existed` says whether a file was really removed, `refused` why nothing
+ * was removed from a path the storage driver will not touch (a symlink on its way, not an object).
+ */
 export interface CheckpointRemover {
-  remove(checkpoint: { uri: string; simulated?: boolean | undefined }): Promise<{ existed: boolean }>;
+  remove(checkpoint: { uri: string; simulated?: boolean | undefined }): Promise<{ existed: boolean; refused?: string }>;
 }
 
 /** What the pipeline's job handlers share: the database, the ledger with the API's inline projections, the clock. */

@@ -67,7 +67,7 @@ for (const backend of BACKENDS) {
 
     async function seeded() {
       const seed = await seedTenant(p.api);
-      await p.api.admin.setTenantPolicy({ tenantId: seed.tenant.tenant_id, policy: { checkpoint_storage: { schemes: ['s3', 'file'], prefixes: [] }, max_contaminated_fraction: 0.1 } });
+      await p.api.admin.setTenantPolicy({ tenantId: seed.tenant.tenant_id, policy: { checkpoint_storage: { schemes: ['s3', 'file'], prefixes: [] }, max_contaminated_fraction: 0.1, file_roots: [root] } });
       return seed;
     }
 
@@ -146,7 +146,7 @@ describe('data prep refusals that need no queue', () => {
     try {
       const data = dataDirectory(root);
       const manifest = JSON.parse(manifestWith(root, data, 0));
-      const outcome = await checkDataRefs('run_x', manifest, { evalBatteryDir: join(root, 'no-evals'), storage: defaultStorageRegistry() });
+      const outcome = await checkDataRefs('run_x', manifest, { evalBatteryDir: join(root, 'no-evals'), storage: defaultStorageRegistry(), fileRoots: [root] });
       expect(outcome).toMatchObject({ ok: false, reason: expect.stringContaining('the items of eval battery ito-evals/v1 are not on this worker') });
       expect(existsSync(join(root, 'ckpt'))).toBe(false);
     } finally {

@@ -109,7 +109,7 @@ for (const backend of BACKENDS) {
       const dir = mkdtempSync(join(tmpdir(), 'ito-ckpt-'));
       dirs.push(dir);
       const seed = await seedTenant(p.api);
-      await p.api.admin.setTenantPolicy({ tenantId: seed.tenant.tenant_id, policy: { checkpoint_storage: { schemes: ['s3', 'file'], prefixes: [] } } });
+      await p.api.admin.setTenantPolicy({ tenantId: seed.tenant.tenant_id, policy: { checkpoint_storage: { schemes: ['s3', 'file'], prefixes: [] }, file_roots: [dir] } });
       await p.startNodes(seed, simulated({ timeScale: 50_000 }));
       const runId = await submitRun(p.api, seed, smallManifest((m) => (m.checkpoint.storage = `file://${dir}/ckpt/`)));
       await waitForState(p.api, seed, runId, ['succeeded', 'failed', 'gate_failed']);

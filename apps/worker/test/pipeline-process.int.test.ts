@@ -30,7 +30,7 @@ describe('the pipeline with the process executor', () => {
 
   async function runWith(name: string, trainers: (node: string) => TrainerConfig) {
     const seed = await seedTenant(p.api);
-    await p.api.admin.setTenantPolicy({ tenantId: seed.tenant.tenant_id, policy: { checkpoint_storage: { schemes: ['file'], prefixes: [] } } });
+    await p.api.admin.setTenantPolicy({ tenantId: seed.tenant.tenant_id, policy: { checkpoint_storage: { schemes: ['file'], prefixes: [] }, file_roots: [dir] } });
     await p.startNodes(seed, (node) => new ProcessExecutor({ trainerConfig: trainers(node), workDir: join(dir, name, node), stopGraceMs: 5_000, killGraceMs: 2_000 }));
     const manifest = smallManifest((m) => {
       m.checkpoint.storage = `file://${dir}/${name}/ckpt/`;

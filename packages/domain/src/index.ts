@@ -13,6 +13,7 @@ export * from './pipeline/rollout-exchange.js';
 export * from './confirmation/confirmation.js';
 export * from './booking/booking.js';
 export * from './policy/tenant-policy.js';
+export * from './policy/file-roots.js';
 export * from './secret-scan.js';
 export * from './run/data-events.js';
 export * from './pipeline/ladder.js';

@@ -1,10 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import { constants } from 'node:fs';
-import { lstat, mkdir, open, readdir, rename, rm, unlink } from 'node:fs/promises';
+import { lstat, open, readdir, rename, unlink } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { fileUriOf, filePathOf, isSafeSegment, type FileUriUse } from './file-uri.js';
+import { assertSamePath, ensureDirectoryNoFollow, isNoFollowError, openNoFollow, type NoFollowError } from './no-follow.js';
 import type { StorageDriver } from './storage-driver.js';
-import { StorageError } from './storage-error.js';
+import { StorageError, isStorageError } from './storage-error.js';
 
 export interface FileStorageOptions {
   /**
@@ -27,8 +28,10 @@ const TEMP_FILE = /^\..+\.[0-9a-f]{12}\.tmp$/;
 /**
  * Objects are regular files. Writes go to a temporary file in the same directory (mode 0600, created exclusively,
  * never through a symlink), are flushed to disk and renamed over the object, so a crash leaves the old object or
- * the new one; directories are created with mode 0700. Reads and listings never follow a symlink. Errors of the
- * file system are reported by their code only: their messages carry the path.
+ * the new one; directories are created with mode 0700. No operation follows a symlink at any component of the
+ * path, from `/` down (./no-follow.ts): a run's prefix with a symlinked directory in it, or above it, is refused
+ * (`not_an_object`) instead of written, listed or deleted through. A delete `lstat`s what it removes. Errors of
+ * the file system are reported by their code only: their messages carry the path.
  */
 export class FileStorageDriver implements StorageDriver {
   readonly scheme = 'file';
@@ -44,19 +47,22 @@ export class FileStorageDriver implements StorageDriver {
     return guarded('write', async () => {
       const path = this.pathOf(uri, 'object');
       const dir = dirname(path);
-      await mkdir(dir, { recursive: true, mode: 0o700 });
+      await noFollow(() => ensureDirectoryNoFollow(dir, { create: true }));
       const temp = join(dir, `.${basename(path)}.${randomBytes(6).toString('hex')}.tmp`);
       const file = await open(temp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o600);
       try {
         try {
+          // The directory was checked a moment ago; the temporary file proves it was created there, not elsewhere.
+          await noFollow(() => assertSamePath(file, temp));
           await file.writeFile(bytes);
           await file.sync();
         } finally {
           await file.close();
         }
+        await noFollow(() => ensureDirectoryNoFollow(dir, { create: false }));
         await rename(temp, path);
       } catch (err) {
-        await rm(temp, { force: true });
+        await unlinkTempNoFollow(dir, temp);
         throw errnoOf(err) === 'EISDIR' ? notAnObject() : err;
       }
       await syncDirectory(dir);
@@ -66,16 +72,8 @@ export class FileStorageDriver implements StorageDriver {
   read(uri: string): Promise<Buffer> {
     return guarded('read', async () => {
       const path = this.pathOf(uri, 'object');
-      let file;
+      const file = await noFollow(() => openNoFollow(path, 'file'));
       try {
-        file = await open(path, constants.O_RDONLY | constants.O_NOFOLLOW);
-      } catch (err) {
-        const code = errnoOf(err);
-        if (code === 'ENOENT' || code === 'ENOTDIR') throw new StorageError('not_found', 'no object at that storage URI');
-        throw code === 'ELOOP' ? notAnObject() : err;
-      }
-      try {
-        if (!(await file.stat()).isFile()) throw notAnObject();
         return await file.readFile();
       } finally {
         await file.close();
@@ -86,7 +84,7 @@ export class FileStorageDriver implements StorageDriver {
   remove(uri: string): Promise<boolean> {
     return guarded('remove', async () => {
       const path = this.pathOf(uri, 'object');
-      const kind = await entryKind(path);
+      const kind = await entryKindNoFollow(path);
       if (kind === 'none') return false;
       if (kind !== 'file') throw notAnObject();
       try {
@@ -100,7 +98,7 @@ export class FileStorageDriver implements StorageDriver {
   }
 
   exists(uri: string): Promise<boolean> {
-    return guarded('exists', async () => (await entryKind(this.pathOf(uri, 'object'))) === 'file');
+    return guarded('exists', async () => (await entryKindNoFollow(this.pathOf(uri, 'object'))) === 'file');
   }
 
   list(prefix: string): Promise<string[]> {
@@ -111,6 +109,13 @@ export class FileStorageDriver implements StorageDriver {
       const pending = [path.endsWith('/') ? path.slice(0, -1) || '/' : dirname(path)];
       while (pending.length > 0) {
         const dir = pending.pop()!;
+        // Symlinks met as entries are skipped below; each directory read is first proved to have none on its way.
+        try {
+          await noFollow(() => ensureDirectoryNoFollow(dir, { create: false }));
+        } catch (err) {
+          if (isStorageError(err, 'not_found')) continue;
+          throw err;
+        }
         let entries;
         try {
           entries = await readdir(dir, { withFileTypes: true });
@@ -158,13 +163,44 @@ async function guarded<T>(operation: string, run: () => Promise<T>): Promise<T> 
   }
 }
 
-async function entryKind(path: string): Promise<'none' | 'file' | 'other'> {
+/**
+ * What is at `path`, by `lstat` once its directory is proved to have no symlink at any component; a symlinked
+ * directory on the way is refused (`not_an_object`), never looked through.
+ */
+async function entryKindNoFollow(path: string): Promise<'none' | 'file' | 'other'> {
+  try {
+    await noFollow(() => ensureDirectoryNoFollow(dirname(path), { create: false }));
+  } catch (err) {
+    if (isStorageError(err, 'not_found')) return 'none';
+    throw err;
+  }
   try {
     return (await lstat(path)).isFile() ? 'file' : 'other';
   } catch (err) {
     const code = errnoOf(err);
     if (code === 'ENOENT' || code === 'ENOTDIR') return 'none';
     throw err;
+  }
+}
+
+/** Runs a walk of ./no-follow.ts, answering its refusals as this driver's: missing is `not_found`, the rest `not_an_object`. */
+async function noFollow<T>(walk: () => Promise<T>): Promise<T> {
+  try {
+    return await walk();
+  } catch (err) {
+    if (!isNoFollowError(err)) throw err;
+    if ((err as NoFollowError).reason === 'not_found') throw new StorageError('not_found', 'no object at that storage URI');
+    throw new StorageError('not_an_object', 'the storage URI passes through a symlink or names something other than an object');
+  }
+}
+
+/** Removes a failed write's temporary file, only when its directory is still the one that was checked. */
+async function unlinkTempNoFollow(dir: string, temp: string): Promise<void> {
+  try {
+    await ensureDirectoryNoFollow(dir, { create: false });
+    await unlink(temp);
+  } catch {
+    // Nothing to remove, or the directory is no longer what was checked: leave it rather than delete elsewhere.
   }
 }
 

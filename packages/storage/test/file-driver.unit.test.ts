@@ -116,11 +116,38 @@ describe('file:// storage driver', () => {
     expect((await refusal(() => driver.write(uri('ckpt'), Buffer.from('x')))).reason).toBe('not_an_object');
   });
 
-  it('reports file-system failures by their code, never by path', async () => {
+  it('refuses a file where a directory would have to be, never naming the path', async () => {
     await writeFile(join(dir, 'plain-file'), 'a file where a directory would have to be');
     const err = await refusal(() => driver.write(uri('plain-file/step-1'), Buffer.from('x')));
-    expect(err.reason).toBe('io_failed');
-    expect(err.message).toMatch(/^file storage write failed \((ENOTDIR|EEXIST)\)$/);
+    expect(err.reason).toBe('not_an_object');
+    expect(err.message).not.toContain(dir);
+    expect(await readFile(join(dir, 'plain-file'), 'utf8')).toBe('a file where a directory would have to be');
+  });
+
+  it('never writes, reads, lists or removes through a symlinked directory at any component', async () => {
+    // The attacker's layout: a run's stage directory is a symlink to a victim directory outside the prefix.
+    const victim = join(dir, 'victim');
+    await mkdir(victim);
+    await writeFile(join(victim, 'step-100'), 'victim data');
+    await mkdir(join(dir, 'storage', 'run_a'), { recursive: true });
+    await symlink(victim, join(dir, 'storage', 'run_a', 'pretrain'));
+    const inRun = (name: string) => uri(`storage/run_a/pretrain/${name}`);
+
+    expect((await refusal(() => driver.remove(inRun('step-100')))).reason).toBe('not_an_object');
+    expect((await refusal(() => driver.read(inRun('step-100')))).reason).toBe('not_an_object');
+    expect((await refusal(() => driver.write(inRun('step-200'), Buffer.from('x')))).reason).toBe('not_an_object');
+    expect((await refusal(() => driver.list(`file://${dir}/storage/run_a/pretrain/`))).reason).toBe('not_an_object');
+    expect((await refusal(() => driver.exists(inRun('step-100')))).reason).toBe('not_an_object');
+    // Listing the run's prefix skips the symlink: nothing of the victim is named as the run's.
+    expect(await driver.list(`file://${dir}/storage/run_a/`)).toEqual([]);
+    expect(await readdir(victim)).toEqual(['step-100']);
+    expect(await readFile(join(victim, 'step-100'), 'utf8')).toBe('victim data');
+
+    // A storage prefix that passes through a symlinked directory higher up is refused just the same.
+    await mkdir(join(dir, 'real'));
+    await symlink(join(dir, 'real'), join(dir, 'linked'));
+    expect((await refusal(() => driver.write(uri('linked/run_b/data/0/shard.jsonl'), Buffer.from('x')))).reason).toBe('not_an_object');
+    expect(await readdir(join(dir, 'real'))).toEqual([]);
   });
 
   it('bounds the cost of a listing', async () => {

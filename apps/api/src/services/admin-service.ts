@@ -2,7 +2,7 @@ import type pg from 'pg';
 import { z } from 'zod';
 import { BOOKING_STATUSES, ItoError, SCOPES, type Scope } from '@ito/contracts';
 import type { Logger } from '@ito/config';
-import { DEFAULT_TENANT_POLICY, type TenantPolicy } from '@ito/domain';
+import { DEFAULT_TENANT_POLICY, MAX_FILE_PATH_LENGTH, MAX_FILE_ROOTS, isNormalisedAbsolutePath, type TenantPolicy } from '@ito/domain';
 import { createLedger, type Ledger } from '@ito/ledger';
 import { hashSecret, newSecret } from '../auth/credentials.js';
 import { validate } from '../validate.js';
@@ -28,11 +28,21 @@ const tenantStream = (tenantId: string) => `tenant-${tenantId}`;
 /** Who holds a key: a person's or a team's name as the operator writes it (an e-mail address fits). */
 export const principalSchema = z.string().regex(/^[A-Za-z0-9._@+-]{1,128}$/, 'expected a principal: 1 to 128 letters, digits or . _ @ + -');
 
-const policySchema = z
+/** A file root: absolute and normalised (no `.`/`..`/empty segment, no trailing `/`, no `%`, NUL or control character). */
+const fileRootSchema = z
+  .string()
+  .max(MAX_FILE_PATH_LENGTH)
+  .refine(isNormalisedAbsolutePath, 'expected an absolute normalised path such as /srv/ito/acme (no . or .., no trailing /, no %, NUL or control characters)');
+
+export const policySchema = z
   .strictObject({
-    allowed_licenses: z.array(z.string().min(1)).min(1),
+    allowed_licenses: z.array(z.string().min(1).max(128)).min(1).max(256),
     max_contaminated_fraction: z.number().min(0).max(1),
-    checkpoint_storage: z.strictObject({ schemes: z.array(z.string().regex(/^[a-z][a-z0-9+.-]*$/)).min(1), prefixes: z.array(z.string().min(1)) }),
+    checkpoint_storage: z.strictObject({
+      schemes: z.array(z.string().regex(/^[a-z][a-z0-9+.-]{0,31}$/)).min(1).max(16),
+      prefixes: z.array(z.string().min(1).max(2048)).max(64),
+    }),
+    file_roots: z.array(fileRootSchema).max(MAX_FILE_ROOTS),
   })
   .partial();
 
@@ -82,16 +92,25 @@ export function createAdminService(deps: { pool: pg.Pool; logger?: Logger; ledge
   const optionalPrincipal = (value: string | undefined, what: string) => (value === undefined ? null : validate(principalSchema, value, what));
 
   return {
-    /** A tenant and its two keys; naming their principals makes the approver's separation hold per person too. */
-    async createTenant(input: { name: string; policy?: Partial<TenantPolicy>; requesterPrincipal?: string; approverPrincipal?: string }) {
+    /**
+     * A tenant and its two keys; naming their principals makes the approver's separation hold per person too.
+     * `localFileRootBase` (the embedded single-host install: `$ITO_HOME/files`) grants the tenant its own file
+     * root `<base>/<tenant id>` and `file://` checkpoint storage there; otherwise it gets no file root at all.
+     */
+    async createTenant(input: { name: string; policy?: Partial<TenantPolicy>; requesterPrincipal?: string; approverPrincipal?: string; localFileRootBase?: string }) {
       const name = validate(z.string().min(1).max(200), input.name, 'tenant name');
-      const policy = { ...DEFAULT_TENANT_POLICY, ...validate(policySchema, input.policy ?? {}, 'tenant policy') };
+      const tenantId = newId('ten');
+      const base = input.localFileRootBase === undefined ? null : validate(fileRootSchema, input.localFileRootBase, 'local file root');
+      const local: Partial<TenantPolicy> =
+        base === null
+          ? {}
+          : { file_roots: [`${base === '/' ? '' : base}/${tenantId}`], checkpoint_storage: { schemes: [...DEFAULT_TENANT_POLICY.checkpoint_storage.schemes, 'file'], prefixes: [] } };
+      const policy = { ...DEFAULT_TENANT_POLICY, ...local, ...validate(policySchema, input.policy ?? {}, 'tenant policy') };
       const requesterPrincipal = optionalPrincipal(input.requesterPrincipal, 'requester principal');
       const approverPrincipal = optionalPrincipal(input.approverPrincipal, 'approver principal');
       if (requesterPrincipal !== null && requesterPrincipal === approverPrincipal) {
         throw new ItoError('validation_failed', 'the requester and the approver must be different principals');
       }
-      const tenantId = newId('ten');
       return ledger.transaction(async (tx) => {
         await tx.client.query('insert into tenants (tenant_id, name, policy) values ($1, $2, $3)', [tenantId, name, JSON.stringify(policy)]);
         const requester = await insertKey(tx.client, tenantId, REQUESTER_SCOPES, 'requester', requesterPrincipal);
@@ -108,6 +127,7 @@ export function createAdminService(deps: { pool: pg.Pool; logger?: Logger; ledge
         return {
           tenant_id: tenantId,
           name,
+          file_roots: policy.file_roots,
           requester_key: requester.key,
           requester_key_id: requester.keyId,
           approver_key: approver.key,
@@ -118,13 +138,22 @@ export function createAdminService(deps: { pool: pg.Pool; logger?: Logger; ledge
       });
     },
 
+    /** The tenant's policy as the gates read it: what the operator set, over the defaults. */
+    async showTenantPolicy(input: { tenantId: string }) {
+      requireId('ten', input.tenantId, 'tenant');
+      const { rows } = await deps.pool.query<{ policy: Partial<TenantPolicy> }>('select policy from tenants where tenant_id = $1', [input.tenantId]);
+      if (!rows[0]) throw new ItoError('not_found', `tenant ${input.tenantId} not found`);
+      return { tenant_id: input.tenantId, policy: { ...DEFAULT_TENANT_POLICY, ...rows[0].policy } };
+    },
+
+    /** Replaces the fields given (a field left out keeps its value) and records TenantPolicyChanged with the result. */
     async setTenantPolicy(input: { tenantId: string; policy: Partial<TenantPolicy> }) {
       const patch = validate(policySchema, input.policy, 'tenant policy');
       requireId('ten', input.tenantId, 'tenant');
       return ledger.transaction(async (tx) => {
-        const { rows } = await tx.client.query<{ policy: TenantPolicy }>('select policy from tenants where tenant_id = $1 for update', [input.tenantId]);
+        const { rows } = await tx.client.query<{ policy: Partial<TenantPolicy> }>('select policy from tenants where tenant_id = $1 for update', [input.tenantId]);
         if (!rows[0]) throw new ItoError('not_found', `tenant ${input.tenantId} not found`);
-        const policy = { ...rows[0].policy, ...patch };
+        const policy: TenantPolicy = { ...DEFAULT_TENANT_POLICY, ...rows[0].policy, ...patch };
         await tx.client.query('update tenants set policy = $2 where tenant_id = $1', [input.tenantId, JSON.stringify(policy)]);
         await tx.append(tenantStream(input.tenantId), [{ type: 'TenantPolicyChanged', data: { tenant_id: input.tenantId, policy } }], {
           tenantId: input.tenantId,

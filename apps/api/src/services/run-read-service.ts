@@ -68,7 +68,9 @@ function logLine(e: StoredEvent): string {
     case 'CheckpointSaved':
       return `checkpoint ${String(d.checkpoint_id)} saved at step ${String(d.step)} (${String(d.bytes)} bytes in ${String(d.save_seconds)} s)`;
     case 'CheckpointDeleted':
-      return `checkpoint ${String(d.checkpoint_id)} deleted (${String(d.reason)})`;
+      return d.refused
+        ? `checkpoint ${String(d.checkpoint_id)} not deleted (${String(d.reason)}): its path was refused (${String(d.refused)})`
+        : `checkpoint ${String(d.checkpoint_id)} deleted (${String(d.reason)})`;
     case 'DataRefChecked':
       return `data ${String(d.ref)}: ${d.verified ? `sha256 verified (${String(d.bytes)} bytes)` : String(d.note ?? 'not verified')}`;
     case 'DataPrepared': {

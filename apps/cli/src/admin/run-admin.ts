@@ -29,7 +29,7 @@ export async function runAdmin(parsed: ParsedCommand | UsageProblem): Promise<ne
     pool = p;
     const logger = createLogger({ level: config.ITO_LOG_LEVEL, name: 'ito-admin' });
     const admin = createAdminService({ pool: p, logger });
-    const result = await handler(parsed, admin);
+    const result = await handler(parsed, admin, { embeddedHome: config.ITO_DATABASE_URL ? null : config.ITO_HOME });
     outcome = { envelope: ok(result.data, { liveApiContacted: false }), human: result.human };
   } catch (err) {
     outcome = { envelope: adminFailure(err) };

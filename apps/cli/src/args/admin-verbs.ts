@@ -18,6 +18,24 @@ export const ADMIN_VERBS: VerbSpec[] = [
     ...admin,
   },
   {
+    name: 'tenant policy',
+    summary: 'show or set what a tenant allows its runs: file roots, checkpoint storage, licences, contamination limit',
+    usage:
+      'ito-admin tenant policy show --tenant <id> [--json] | ito-admin tenant policy set --tenant <id> [--file-roots </a,/b>] [--storage-schemes <s3,file>] [--storage-prefixes <a,b>] [--licenses <a,b>] [--max-contaminated-fraction <x>] [--json]',
+    example: `ito-admin tenant policy set --tenant ${ids.tenant} --file-roots /srv/ito/acme --storage-schemes s3,file --json`,
+    positionals: [{ name: 'show|set', required: true, help: 'show prints the policy; set replaces the fields given and records TenantPolicyChanged' }],
+    flags: [
+      { name: 'tenant', value: 'id', required: true, help: 'tenant id' },
+      { name: 'file-roots', value: '/a,/b', help: 'absolute normalised directories the tenant\'s file:// data refs and checkpoint storage may name ("" for none)' },
+      { name: 'storage-schemes', value: 'a,b', help: 'checkpoint storage schemes allowed, e.g. s3,file' },
+      { name: 'storage-prefixes', value: 'a,b', help: 'checkpoint storage prefixes allowed ("" for any of an allowed scheme)' },
+      { name: 'licenses', value: 'a,b', help: 'data licences allowed' },
+      { name: 'max-contaminated-fraction', value: 'x', help: 'largest contaminated fraction a data source may declare, 0 to 1' },
+    ],
+    side_effect: 'none',
+    ...admin,
+  },
+  {
     name: 'key create',
     summary: 'create an API key for a tenant (shown once)',
     usage: 'ito-admin key create --tenant <id> --scopes <a,b> [--principal <who>] [--json]',

@@ -1,17 +1,23 @@
-import type { Manifest } from '@ito/contracts';
-import type { RunEvent } from '@ito/domain';
-import type { StorageRegistry } from '@ito/storage';
+import { ItoError, type ErrorCode, type Manifest } from '@ito/contracts';
+import { checkFileRefs, checkFileStorage, type RunEvent } from '@ito/domain';
+import { isNoFollowError, isStorageError, type StorageRegistry } from '@ito/storage';
 import { digestFileRef } from './data-digest.js';
 import { loadEvalBattery, type LoadedBattery } from './eval-battery.js';
 import { prepareDataRef } from './prepare-data.js';
 
-/** A refusal keeps the facts established before it (what was checked and found), so the record shows why. */
-export type DataPrepOutcome = { ok: true; facts: RunEvent[] } | { ok: false; reason: string; facts: RunEvent[] };
+/**
+ * A refusal keeps the facts established before it (what was checked and found), so the record shows why, and
+ * names its code: `data_ref_not_permitted` for a ref outside the tenant's file roots or reached through a
+ * symlink, `data_policy_violation` otherwise.
+ */
+export type DataPrepOutcome = { ok: true; facts: RunEvent[] } | { ok: false; reason: string; code: ErrorCode; facts: RunEvent[] };
 
 export interface DataPrepDeps {
   /** Where eval battery items live (`<dir>/<battery>.jsonl`); unset: no file data can be checked. */
   evalBatteryDir: string | undefined;
   storage: StorageRegistry;
+  /** The tenant's file roots as its policy grants them now: the confirmation checked them, this checks again. */
+  fileRoots: readonly string[];
 }
 
 /**
@@ -20,10 +26,41 @@ export interface DataPrepDeps {
  * exact dedup, decontamination against the run's eval battery and near dedup (packages/dataprep), the prepared
  * data is written under the run's prefix, and what was found must agree with the declared provenance. Refs on
  * schemes without a storage driver here are recorded as not verified, never as verified.
+ *
+ * Before anything is opened, every `file://` ref and a `file://` checkpoint storage are checked again against
+ * the tenant's file roots (the policy may have changed since the confirmation), and every open walks the path
+ * without following a symlink. A refusal never carries what was found at a path: no digest, size or type.
  */
 export async function checkDataRefs(runId: string, manifest: Manifest, deps: DataPrepDeps): Promise<DataPrepOutcome> {
   const facts: RunEvent[] = [];
-  const refuse = (reason: string): DataPrepOutcome => ({ ok: false, reason, facts });
+  const refuse = (reason: string, code: ErrorCode = 'data_policy_violation'): DataPrepOutcome => ({ ok: false, reason, code, facts });
+  try {
+    checkFileRefs(manifest, deps.fileRoots);
+    checkFileStorage(manifest.checkpoint.storage, deps.fileRoots);
+  } catch (err) {
+    if (err instanceof ItoError) return refuse(err.message, err.code === 'checkpoint_storage_invalid' ? 'checkpoint_storage_invalid' : 'data_ref_not_permitted');
+    throw err;
+  }
+  try {
+    return await checkConfinedDataRefs(runId, manifest, deps, facts, refuse);
+  } catch (err) {
+    // A path swapped for a symlink after the checks above: the walk refused it; say so, and nothing of what is there.
+    if (isNoFollowError(err)) return refuse('a data ref could not be opened inside the file roots without following a symlink', 'data_ref_not_permitted');
+    // The run's prefix passes through a symlink (or names something other than a directory): nothing is written there.
+    if (isStorageError(err, 'not_an_object') || isStorageError(err, 'outside_root')) {
+      return refuse(`the prepared data cannot be written under the run's prefix: ${err.message}`, 'checkpoint_storage_invalid');
+    }
+    throw err;
+  }
+}
+
+async function checkConfinedDataRefs(
+  runId: string,
+  manifest: Manifest,
+  deps: DataPrepDeps,
+  facts: RunEvent[],
+  refuse: (reason: string, code?: ErrorCode) => DataPrepOutcome,
+): Promise<DataPrepOutcome> {
   let battery: LoadedBattery | null = null;
   const runPrefix = `${manifest.checkpoint.storage.replace(/\/+$/, '')}/${runId}/`;
   for (const [index, source] of manifest.data.entries()) {
@@ -36,15 +73,16 @@ export async function checkDataRefs(runId: string, manifest: Manifest, deps: Dat
       continue;
     }
     const data = await digest(source.ref);
+    if ('refused' in data) return refuse(`${path}.ref ${data.refused}`, 'data_ref_not_permitted');
     if ('error' in data) return refuse(`${path}.ref cannot be read (${data.error})`);
-    if (data.sha256 !== source.sha256) return refuse(`${path}.ref hashes to ${data.sha256}, not the declared sha256 ${source.sha256}`);
+    // Never the digest found: with it, a mismatch would be an oracle for the bytes of any file the worker can open.
+    if (data.sha256 !== source.sha256) return refuse(`${path}.ref does not hash to its declared sha256`);
     const report = source.decontamination.report_ref;
     if (report.startsWith('file://')) {
       const r = await digest(report);
+      if ('refused' in r) return refuse(`${path}.decontamination.report_ref ${r.refused}`, 'data_ref_not_permitted');
       if ('error' in r) return refuse(`${path}.decontamination.report_ref is missing: the data's provenance cannot be shown (${r.error})`);
-      if (r.sha256 !== source.decontamination.report_sha256) {
-        return refuse(`${path}.decontamination.report_ref hashes to ${r.sha256}, not the declared report_sha256`);
-      }
+      if (r.sha256 !== source.decontamination.report_sha256) return refuse(`${path}.decontamination.report_ref does not hash to its declared report_sha256`);
     }
     facts.push({
       type: 'DataRefChecked',
@@ -62,11 +100,21 @@ export async function checkDataRefs(runId: string, manifest: Manifest, deps: Dat
   return { ok: true, facts };
 }
 
-async function digest(uri: string): Promise<{ sha256: string; bytes: number } | { error: string }> {
+/**
+ * The ref's digest, or why it has none. The path is inside the tenant's file roots, so a specific reason may be
+ * given (missing, a symlink on the way); never an errno message, which would carry the path.
+ */
+async function digest(uri: string): Promise<{ sha256: string; bytes: number } | { error: string } | { refused: string }> {
   try {
     return await digestFileRef(uri);
   } catch (err) {
+    if (isNoFollowError(err)) {
+      if (err.reason === 'not_found') return { error: 'no such file or directory' };
+      if (err.reason === 'not_a_file' || err.reason === 'not_a_directory') return { error: 'is neither a regular file nor a directory' };
+      return { refused: 'cannot be opened without following a symlink' };
+    }
     const code = (err as NodeJS.ErrnoException).code;
-    return { error: code === 'ENOENT' ? 'no such file or directory' : code === 'EACCES' ? 'permission denied' : (err as Error).message };
+    if (code === 'EACCES') return { error: 'permission denied' };
+    return { error: code ? `failed (${code})` : (err as Error).message };
   }
 }

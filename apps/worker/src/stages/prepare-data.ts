@@ -1,13 +1,10 @@
 import { createHash } from 'node:crypto';
-import { createReadStream } from 'node:fs';
-import { lstat } from 'node:fs/promises';
 import { basename, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import type { Manifest } from '@ito/contracts';
 import { DataPrep, DocumentError, documentText, linesOf, provenanceDisagreement, shardFormatOf, type Battery, type Verdict } from '@ito/dataprep';
-import type { DataPreparedEvent } from '@ito/domain';
+import { fileRefPath, type DataPreparedEvent } from '@ito/domain';
 import type { StorageRegistry } from '@ito/storage';
-import { listTree, treeDigest } from './data-digest.js';
+import { isDirectoryNoFollow, listTree, readNoFollow, treeDigest } from './data-digest.js';
 
 /** Battery items named in one event; the total is always recorded. */
 const MAX_ITEMS_NAMED = 1000;
@@ -39,9 +36,10 @@ type Removal = { shard: number; line: number } & Omit<Exclude<Verdict, { kept: t
 export async function prepareDataRef(input: PrepareInput): Promise<PrepareOutcome> {
   const { source, index } = input;
   const where = `$.data[${index}]`;
-  const root = fileURLToPath(source.ref);
-  const isDir = (await lstat(root)).isDirectory();
-  const reportPath = source.decontamination.report_ref.startsWith('file://') ? fileURLToPath(source.decontamination.report_ref) : null;
+  // Normalised and inside the tenant's file roots: checked before the digest, which read the same paths.
+  const root = fileRefPath(source.ref)!;
+  const isDir = await isDirectoryNoFollow(root);
+  const reportPath = fileRefPath(source.decontamination.report_ref);
   const pathOf = (rel: string) => (isDir ? join(root, rel) : root);
   const shards = (isDir ? await listTree(root) : [basename(root)]).filter((rel) => SHARD_EXTENSIONS.test(rel) && pathOf(rel) !== reportPath);
   if (shards.length === 0) return { ok: false, reason: `${where}.ref holds no .jsonl or .txt shard: there are no documents to prepare` };
@@ -57,7 +55,7 @@ export async function prepareDataRef(input: PrepareInput): Promise<PrepareOutcom
     const kept: Buffer[] = [];
     let lineNo = 0;
     try {
-      for await (const line of linesOf(createReadStream(pathOf(rel)))) {
+      for await (const line of linesOf(readNoFollow(pathOf(rel)))) {
         lineNo++;
         const text = documentText(line, format, lineNo);
         if (text === null) continue;

@@ -15,7 +15,7 @@ import {
   stillNeeded,
   type RunAggregate,
 } from '@ito/domain';
-import { appendRunEvents, checkManifestOnce, freeLiveNodes, getBooking, getManifestBody, getRun, type RunRow } from '@ito/api/write';
+import { appendRunEvents, checkManifestOnce, freeLiveNodes, getBooking, getManifestBody, getRun, getTenantPolicy, type RunRow } from '@ito/api/write';
 import { defaultStorageRegistry } from '@ito/storage';
 import type { PipelineResources } from '../resources.js';
 import { checkDataRefs } from './data-prep.js';
@@ -111,11 +111,12 @@ async function runWorkerStage(res: PipelineResources, job: StartStageJob, run: R
     changeRunIfNeeded(res, job, ACTOR, (state) => (requireRunningWorkerStage(state, job.stage, job.attempt) ? decide(state) : []));
 
   if (kind === 'data_prep') {
-    const outcome = await checkDataRefs(run.run_id, manifest, { evalBatteryDir: res.evalBatteryDir, storage: res.storage ?? defaultStorageRegistry() });
+    const { file_roots: fileRoots } = await getTenantPolicy(res.pool, job.tenant_id);
+    const outcome = await checkDataRefs(run.run_id, manifest, { evalBatteryDir: res.evalBatteryDir, storage: res.storage ?? defaultStorageRegistry(), fileRoots: fileRoots ?? [] });
     const done = await finish((state) =>
       outcome.ok
         ? completeWorkerStageEvents(state, job.stage, job.attempt, outcome.facts)
-        : [...outcome.facts, ...failRunEvents(state, outcome.reason, 'data_policy_violation')],
+        : [...outcome.facts, ...failRunEvents(state, outcome.reason, outcome.code)],
     );
     return done ? (outcome.ok ? 'data checked' : `refused: ${outcome.reason}`) : 'not needed';
   }

@@ -13,9 +13,9 @@ export async function pruneCheckpoint(res: PipelineResources, job: RunRef & { ch
   const cmd = stillNeeded(run.aggregate, 'PruneCheckpoint', key);
   if (!cmd) return 'not needed';
   const checkpoint = run.aggregate.checkpoints.find((c) => c.checkpoint_id === cmd.checkpoint_id);
-  const { existed } = await res.checkpoints.remove({ uri: cmd.uri, simulated: checkpoint?.simulated });
+  const { existed, refused } = await res.checkpoints.remove({ uri: cmd.uri, simulated: checkpoint?.simulated });
   const done = await changeRunIfNeeded(res, job, 'worker:storage', (state) =>
-    stillNeeded(state, 'PruneCheckpoint', key) ? [checkpointDeletedEvent(state, cmd.checkpoint_id, cmd.uri, 'keep_last', existed)] : [],
+    stillNeeded(state, 'PruneCheckpoint', key) ? [checkpointDeletedEvent(state, cmd.checkpoint_id, cmd.uri, 'keep_last', existed, refused)] : [],
   );
   return done ? `pruned ${cmd.checkpoint_id}` : 'not needed';
 }
@@ -25,14 +25,15 @@ export async function cleanupRun(res: PipelineResources, job: RunRef): Promise<s
   const run = requireRow(await readRun(res, job), job);
   if (!stillNeeded(run.aggregate, 'CleanupCheckpoints', 'cleanup')) return 'not needed';
   const targets = run.aggregate.checkpoints;
-  const results: Array<{ checkpoint_id: string; uri: string; existed: boolean }> = [];
+  const results: Array<{ checkpoint_id: string; uri: string; existed: boolean; refused?: string }> = [];
   for (const c of targets) results.push({ checkpoint_id: c.checkpoint_id, uri: c.uri, ...(await res.checkpoints.remove(c)) });
   const done = await changeRunIfNeeded(res, job, 'worker:storage', (state) => {
     if (!stillNeeded(state, 'CleanupCheckpoints', 'cleanup')) return [];
-    const events: RunEvent[] = results.map((r) => checkpointDeletedEvent(state, r.checkpoint_id, r.uri, 'cleanup', r.existed));
-    const removed = results.filter((r) => r.existed).map((r) => r.uri);
-    const missing = results.filter((r) => !r.existed).map((r) => r.uri);
-    events.push(cleanupCompletedEvent(state, removed, missing, state.cleanup?.release_booking ?? false));
+    const events: RunEvent[] = results.map((r) => checkpointDeletedEvent(state, r.checkpoint_id, r.uri, 'cleanup', r.existed, r.refused));
+    const removed = results.filter((r) => r.existed && !r.refused).map((r) => r.uri);
+    const missing = results.filter((r) => !r.existed && !r.refused).map((r) => r.uri);
+    const refused = results.filter((r) => r.refused).map((r) => r.uri);
+    events.push(cleanupCompletedEvent(state, removed, missing, state.cleanup?.release_booking ?? false, refused));
     return events;
   });
   return done ? `removed ${results.filter((r) => r.existed).length} checkpoint(s)` : 'not needed';

@@ -100,12 +100,22 @@ export function finishBudgetEvents(state: RunAggregate): RunEvent[] {
   ];
 }
 
-export function checkpointDeletedEvent(state: RunAggregate, checkpointId: string, uri: string, reason: 'keep_last' | 'cleanup', existed: boolean): RunEvent {
-  return { type: 'CheckpointDeleted', data: { run_id: requireRunId(state), checkpoint_id: checkpointId, uri, reason, existed } };
+export function checkpointDeletedEvent(
+  state: RunAggregate,
+  checkpointId: string,
+  uri: string,
+  reason: 'keep_last' | 'cleanup',
+  existed: boolean,
+  refused?: string,
+): RunEvent {
+  return { type: 'CheckpointDeleted', data: { run_id: requireRunId(state), checkpoint_id: checkpointId, uri, reason, existed: existed && !refused, ...(refused ? { refused } : {}) } };
 }
 
-export function cleanupCompletedEvent(state: RunAggregate, removed: string[], missing: string[], bookingReleased: boolean): RunEvent {
-  return { type: 'CleanupCompleted', data: { run_id: requireRunId(state), removed, missing, booking_released: bookingReleased } };
+export function cleanupCompletedEvent(state: RunAggregate, removed: string[], missing: string[], bookingReleased: boolean, refused: string[] = []): RunEvent {
+  return {
+    type: 'CleanupCompleted',
+    data: { run_id: requireRunId(state), removed, missing, booking_released: bookingReleased, ...(refused.length > 0 ? { refused } : {}) },
+  };
 }
 
 function requireRunId(state: RunAggregate): string {

@@ -1,10 +1,17 @@
 import { ItoError, type Manifest } from '@ito/contracts';
+import { checkFileRefs, checkFileStorage } from './file-roots.js';
 
 /** What a tenant allows its runs to use; set by the operator, defaults below. */
 export interface TenantPolicy {
   allowed_licenses: string[];
   max_contaminated_fraction: number;
   checkpoint_storage: { schemes: string[]; prefixes: string[] };
+  /**
+   * Absolute, normalised directories whose files this tenant's `file://` data refs and `file://` checkpoint
+   * storage may name; none by default, so a tenant reads no file of the server's host until the operator grants
+   * one (`ito-admin tenant policy set --file-roots`).
+   */
+  file_roots: string[];
 }
 
 export const DEFAULT_TENANT_POLICY: TenantPolicy = {
@@ -12,13 +19,16 @@ export const DEFAULT_TENANT_POLICY: TenantPolicy = {
   max_contaminated_fraction: 0.001,
   // No prefixes means any bucket of an allowed scheme; an operator narrows it per tenant.
   checkpoint_storage: { schemes: ['s3', 'gs', 'az'], prefixes: [] },
+  file_roots: [],
 };
 
 /**
- * Data policy: every source's licence is allowed, its decontamination was made against the manifest's own
- * eval battery, and its contaminated fraction is within the limit. The first violation names its JSON path.
+ * Data policy: every `file://` ref is inside the tenant's file roots (`data_ref_not_permitted`, decided before
+ * anything is opened), every source's licence is allowed, its decontamination was made against the manifest's
+ * own eval battery, and its contaminated fraction is within the limit. The first violation names its JSON path.
  */
 export function checkDataPolicy(manifest: Manifest, policy: TenantPolicy): void {
+  checkFileRefs(manifest, policy.file_roots ?? []);
   manifest.data.forEach((source, i) => {
     const path = `$.data[${i}]`;
     if (!policy.allowed_licenses.includes(source.license)) {
@@ -42,7 +52,10 @@ export function checkDataPolicy(manifest: Manifest, policy: TenantPolicy): void 
   });
 }
 
-/** Checkpoint storage: an allowed scheme, and under an allowed prefix when the tenant lists any. */
+/**
+ * Checkpoint storage: an allowed scheme, under an allowed prefix when the tenant lists any, and, for `file://`,
+ * a normalised path inside one of the tenant's file roots.
+ */
 export function checkCheckpointStorage(manifest: Manifest, policy: TenantPolicy): void {
   const uri = manifest.checkpoint.storage;
   const scheme = uri.slice(0, uri.indexOf('://'));
@@ -57,6 +70,7 @@ export function checkCheckpointStorage(manifest: Manifest, policy: TenantPolicy)
       path: '$.checkpoint.storage',
     });
   }
+  checkFileStorage(uri, policy.file_roots ?? []);
 }
 
 /** Budget: the estimate within the ceiling and the incremental cost within its own cap. */

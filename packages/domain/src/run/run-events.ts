@@ -119,7 +119,11 @@ export interface RunEventMap {
     simulated?: boolean;
   };
   /** A checkpoint file removed from storage (keep_last, or cleanup). Recorded after the removal. */
-  CheckpointDeleted: { run_id: string; checkpoint_id: string; uri: string; reason: 'keep_last' | 'cleanup'; existed: boolean };
+  /**
+   * `existed`: a file was really removed. `refused`: why nothing was removed although something may be there
+   * (its path passes through a symlink or is not an object): the file driver never deletes outside the prefix.
+   */
+  CheckpointDeleted: { run_id: string; checkpoint_id: string; uri: string; reason: 'keep_last' | 'cleanup'; existed: boolean; refused?: string };
   TaskCompleted: { run_id: string; task_id: string; stage: string; attempt: number; node_id: string; seq: number; step?: number; elapsed_s: number; metrics?: Record<string, number> };
   /** The agent's own report of a crash, a GPU fault or an error; `detected_at` is when the API received it. */
   TaskFailed: {
@@ -225,7 +229,7 @@ export interface RunEventMap {
   CancelRequested: { run_id: string; confirmation_ref: string };
   RunCancelled: { run_id: string; reason: string };
   CleanupStarted: { run_id: string; confirmation_ref: string; to_remove: string[]; release_booking: boolean };
-  CleanupCompleted: { run_id: string; removed: string[]; booking_released: boolean; missing?: string[] };
+  CleanupCompleted: { run_id: string; removed: string[]; booking_released: boolean; missing?: string[]; refused?: string[] };
   RunSucceeded: { run_id: string };
   RunFailed: { run_id: string; reason: string; code?: string };
   BudgetExhausted: { run_id: string; spent_usd: number; ceiling_usd: number; final_checkpoint_id?: string | null };
