@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { Agent, type Executor } from '@ito/agent';
 import { AgentApi, ItoClient } from '@ito/client';
 import { createLogger } from '@ito/config';
-import { manifestDigest } from '@ito/contracts';
+import { manifestDigest, type Rendezvous } from '@ito/contracts';
 import { createJobClient, createQueueKit, startJobWorkers, type QueueBackendConfig, type QueueKit } from '@ito/queue';
 import { RUN_EVENTS_CHANNEL } from '@ito/api/write';
 import { defaultStorageRegistry } from '@ito/storage';
@@ -46,13 +46,14 @@ export async function startPipeline(backend: BackendKind, opts: { heartbeatInter
     opts.relay === false ? null : startRelay(api.ledger, orchestratorProjection(evaluator), evaluator, logger, { listenOn: { pool: api.pool, channel: RUN_EVENTS_CHANNEL } });
   const agents: Agent[] = [];
 
-  async function startAgent(nodeCredential: string, executor: Executor): Promise<Agent> {
+  async function startAgent(nodeCredential: string, executor: Executor, rendezvous: Rendezvous | null = null): Promise<Agent> {
     const http = new ItoClient({ baseUrl: api.url, credential: nodeCredential, timeoutMs: 40_000, backoff: { baseMs: 50, maxMs: 500 } });
     const agent = new Agent({
       api: new AgentApi(http),
       executor,
       logger,
       version: 'test',
+      rendezvous,
       gpus: () => Array.from({ length: 8 }, (_, index) => ({ index, healthy: true })),
       progressIntervalMs: 100,
       pollWaitS: 5,
@@ -65,12 +66,18 @@ export async function startPipeline(backend: BackendKind, opts: { heartbeatInter
   }
 
   /** Registers `n` nodes on the seed's booking and starts an agent on each, all with the same executor. */
-  async function startNodes(seed: Seed, executor: (name: string) => Executor, n = 2, prefix = 'gpu'): Promise<Array<{ node_id: string; agent: Agent }>> {
+  async function startNodes(
+    seed: Seed,
+    executor: (name: string) => Executor,
+    n = 2,
+    prefix = 'gpu',
+    rendezvous: (name: string) => Rendezvous | null = () => null,
+  ): Promise<Array<{ node_id: string; agent: Agent }>> {
     const out: Array<{ node_id: string; agent: Agent }> = [];
     for (let i = 1; i <= n; i++) {
       const name = `${prefix}-${String(i).padStart(2, '0')}`;
       const node = await api.admin.registerNode({ bookingId: seed.bookingId, name });
-      out.push({ node_id: node.node_id, agent: await startAgent(node.node_credential, executor(name)) });
+      out.push({ node_id: node.node_id, agent: await startAgent(node.node_credential, executor(name), rendezvous(name)) });
     }
     return out;
   }

@@ -1,4 +1,4 @@
-import type { Assignment, Directive, ExecutorKind, GpuHealth } from '@ito/contracts';
+import type { Assignment, Directive, ExecutorKind, GpuHealth, Rendezvous } from '@ito/contracts';
 import type { AgentApi } from '@ito/client';
 import type { Logger } from '@ito/config';
 import type { Executor, TaskHandle, TaskOutcome } from './executors/executor.js';
@@ -21,6 +21,8 @@ export interface AgentOptions {
   /** How long a task may take to stop (with its final checkpoint) when the agent shuts down. @defaultValue 30000 */
   stopGraceMs?: number;
   hostname?: string;
+  /** The endpoint this node offers as rank 0 of a multi-node stage (`--rendezvous-addr/--rendezvous-port`). */
+  rendezvous?: Rendezvous | null;
 }
 
 interface Running {
@@ -68,7 +70,7 @@ export class Agent {
   /** Registers (retrying while the API is unreachable), then runs until `stop()`. */
   async start(): Promise<void> {
     const registration = await this.untilAnswered(() =>
-      this.opts.api.register({ agent_version: this.opts.version, executor: this.opts.executor.kind, gpus: this.opts.gpus(), ...(this.opts.hostname ? { hostname: this.opts.hostname } : {}) }),
+      this.opts.api.register({ agent_version: this.opts.version, executor: this.opts.executor.kind, gpus: this.opts.gpus(), ...(this.opts.hostname ? { hostname: this.opts.hostname } : {}), ...(this.opts.rendezvous ? { rendezvous: this.opts.rendezvous } : {}) }),
     );
     this.heartbeatMs = registration.heartbeat_interval_s * 1000;
     this.opts.logger.info({ node_id: registration.node_id, booking_id: registration.booking_id, heartbeat_s: registration.heartbeat_interval_s }, 'agent registered');

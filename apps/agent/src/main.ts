@@ -61,6 +61,7 @@ async function main(): Promise<void> {
     gpus: gpuHealthSource(args.executor, args.gpus),
     progressIntervalMs: args.progressIntervalMs,
     hostname: hostname().replace(/[^A-Za-z0-9._-]/g, '-').slice(0, 255) || 'node',
+    rendezvous: args.rendezvous,
   });
   let stopping = false;
   const stop = (signal: NodeJS.Signals) => {

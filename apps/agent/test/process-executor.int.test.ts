@@ -183,7 +183,9 @@ describe('process executor: what reaches the trainer and what comes back', () =>
     expect(outcome).toMatchObject({ kind: 'completed', step: 1, elapsed_s: 0.5 });
     expect(events.progresses).toHaveLength(1);
     const seen = JSON.parse(readFileSync(dump, 'utf8'));
-    expect(Object.keys(seen.env).sort()).toEqual(['DUMP_TO', 'HOME', 'ITO_TASK_FILE', 'ITO_TIME_SCALE', 'LANG', 'PATH']);
+    // One node: torch.distributed's rank and world size, and no endpoint to dial.
+    expect(Object.keys(seen.env).sort()).toEqual(['DUMP_TO', 'HOME', 'ITO_TASK_FILE', 'ITO_TIME_SCALE', 'LANG', 'LOCAL_RANK', 'PATH', 'RANK', 'WORLD_SIZE']);
+    expect([seen.env.RANK, seen.env.WORLD_SIZE, seen.env.LOCAL_RANK]).toEqual(['0', '1', '0']);
     expect(JSON.stringify(seen)).not.toContain(credential);
     expect(seen.env.ITO_TIME_SCALE).toBe('250');
     const taskFile = join(dir, 'work', `${assignment.task_id}.task.json`);
@@ -192,6 +194,23 @@ describe('process executor: what reaches the trainer and what comes back', () =>
     expect(seen.cwd).toBe(join(dir, 'work'));
     expect(seen.task).toEqual(assignment);
     expect(seen.task_mode).toBe(0o600);
+  });
+
+  it("gives every rank of a multi-node stage its rank, the world size and rank 0's endpoint, over what the operator configured", async () => {
+    const dump = join(dir, 'dump-rank.json');
+    const executor = processExecutor(dir, fixtureTrainer('env-dump-trainer.mjs', [], { DUMP_TO: dump, RANK: '7', MASTER_PORT: '1' }), { timeScale: 250 });
+    const base = makeAssignment({ checkpoint: { storage } });
+    const assignment = { ...base, spec: { ...base.spec, rank: 1, world_size: 2, rendezvous: { master_addr: '10.0.0.7', master_port: 29511 } } };
+    const { outcome } = await runTask(executor, assignment);
+    expect(outcome.kind).toBe('completed');
+    const { env } = JSON.parse(readFileSync(dump, 'utf8'));
+    expect({ RANK: env.RANK, WORLD_SIZE: env.WORLD_SIZE, LOCAL_RANK: env.LOCAL_RANK, MASTER_ADDR: env.MASTER_ADDR, MASTER_PORT: env.MASTER_PORT }).toEqual({
+      RANK: '1',
+      WORLD_SIZE: '2',
+      LOCAL_RANK: '0',
+      MASTER_ADDR: '10.0.0.7',
+      MASTER_PORT: '29511',
+    });
   });
 
   it('counts invalid stdout lines and forwards none of them, nor their content', async () => {

@@ -44,11 +44,27 @@ export const gpuHealthSchema = z.strictObject({
 });
 export type GpuHealth = z.infer<typeof gpuHealthSchema>;
 
+/**
+ * Where rank 0 of a multi-node job listens for its peers (torch.distributed's MASTER_ADDR and MASTER_PORT): an
+ * address the other nodes reach (IPv4 or a host name, never a URL) and a port the agent keeps free for trainers.
+ */
+export const rendezvousSchema = z.strictObject({
+  addr: z
+    .string()
+    .min(1)
+    .max(253)
+    .regex(/^(?:\d{1,3}(?:\.\d{1,3}){3}|[A-Za-z0-9](?:[A-Za-z0-9-]{0,62})(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,62}))*)$/, 'expected an IPv4 address or a host name'),
+  port: z.number().int().min(1024).max(65535),
+});
+export type Rendezvous = z.infer<typeof rendezvousSchema>;
+
 export const agentRegisterBody = z.strictObject({
   agent_version: z.string().min(1).max(64),
   executor: z.enum(EXECUTORS),
   hostname: z.string().min(1).max(255).regex(/^[A-Za-z0-9._-]+$/).optional(),
   gpus: z.array(gpuHealthSchema).max(64),
+  /** The endpoint this node offers when its task is rank 0 of a multi-node stage; absent: it offers none. */
+  rendezvous: rendezvousSchema.optional(),
 });
 export type AgentRegisterBody = z.infer<typeof agentRegisterBody>;
 
@@ -192,6 +208,11 @@ export const taskSpecSchema = z.strictObject({
    * refs (by index) that make the custom mix. The task reports `proxy_eval_loss` in its completion metrics.
    */
   ladder: z.strictObject({ mix: z.enum(['custom', 'reference']), data_refs: z.array(z.number().int().min(0).max(255)).max(256) }).optional(),
+  /**
+   * Rank 0's endpoint for this attempt's process group (every rank gets the same one; a re-planned attempt gets its
+   * own, with its own world size). Null when the stage runs on one node or rank 0's agent offers no endpoint.
+   */
+  rendezvous: z.strictObject({ master_addr: rendezvousSchema.shape.addr, master_port: rendezvousSchema.shape.port }).nullable().optional(),
 });
 export type TaskSpec = z.infer<typeof taskSpecSchema>;
 

@@ -1,6 +1,6 @@
 import { chmod, mkdir, rm, stat, writeFile } from 'node:fs/promises';
 import { isAbsolute, join } from 'node:path';
-import type { Assignment } from '@ito/contracts';
+import type { Assignment, TaskSpec } from '@ito/contracts';
 import type { Executor, TaskEvents, TaskHandle, TaskOutcome } from './executor.js';
 import { loadTrainerConfig, trainerFor, type TrainerConfig } from './trainer-config.js';
 import { TrainerRun, type TrainerStreamStats } from './trainer-run.js';
@@ -69,7 +69,7 @@ export class ProcessExecutor implements Executor {
     const run = command
       ? new TrainerRun(spec, events, {
           argv: [...command.argv, '--task', taskFile],
-          env: this.trainerEnv(taskFile, command.env ?? {}),
+          env: { ...this.trainerEnv(taskFile, command.env ?? {}), ...distributedEnv(spec) },
           cwd: this.opts.workDir,
           stopGraceMs: this.opts.stopGraceMs,
           killGraceMs: this.opts.killGraceMs,
@@ -119,4 +119,18 @@ export class ProcessExecutor implements Executor {
       ITO_TIME_SCALE: String(this.opts.timeScale),
     };
   }
+}
+
+/**
+ * torch.distributed's environment contract (`init_method="env://"`): this task's rank among the attempt's tasks,
+ * their number, and rank 0's endpoint. One task per node, so the local rank is 0. Without an endpoint (one node, or
+ * rank 0's agent offers none) only the rank and world size are set.
+ */
+export function distributedEnv(spec: Pick<TaskSpec, 'rank' | 'world_size' | 'rendezvous'>): Record<string, string> {
+  return {
+    RANK: String(spec.rank),
+    WORLD_SIZE: String(spec.world_size),
+    LOCAL_RANK: '0',
+    ...(spec.rendezvous ? { MASTER_ADDR: spec.rendezvous.master_addr, MASTER_PORT: String(spec.rendezvous.master_port) } : {}),
+  };
 }

@@ -32,7 +32,7 @@ export async function registerAgent(res: Resources, node: NodePrincipal, body: A
   const { rows } = await res.pool.query<{ name: string }>(
     `update nodes set agent = $3, registered_at = $4, last_heartbeat_at = $4, last_health = $5
      where node_id = $1 and tenant_id = $2 returning name`,
-    [node.nodeId, node.tenantId, JSON.stringify({ agent_version: body.agent_version, executor: body.executor, hostname: body.hostname ?? null }), now, JSON.stringify(body.gpus)],
+    [node.nodeId, node.tenantId, JSON.stringify({ agent_version: body.agent_version, executor: body.executor, hostname: body.hostname ?? null, rendezvous: body.rendezvous ?? null }), now, JSON.stringify(body.gpus)],
   );
   await res.liveness.record({ node_id: node.nodeId, tenant_id: node.tenantId, at: now, health: body.gpus, task: null });
   return {

@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import type { RunState } from '@ito/contracts';
+import type { Rendezvous, RunState } from '@ito/contracts';
 import { isId } from '../ids.js';
 import { DEFAULT_TENANT_POLICY, MAX_FAILED_USES, normalizeRunAggregate, type Booking, type ConfirmationRecord, type RunAggregate, type RunEventMap, type TenantPolicy } from '@ito/domain';
 
@@ -176,10 +176,10 @@ export async function freeLiveNodes(
   runId: string,
   since: Date,
   excluded: readonly string[] = [],
-): Promise<Array<{ node_id: string; name: string }>> {
-  const { rows } = await db.query<{ node_id: string; name: string }>({
+): Promise<Array<{ node_id: string; name: string; rendezvous: Rendezvous | null }>> {
+  const { rows } = await db.query<{ node_id: string; name: string; rendezvous: Rendezvous | null }>({
     name: 'ito_free_live_nodes',
-    text: `select n.node_id, n.name from nodes n left join node_liveness l on l.node_id = n.node_id
+    text: `select n.node_id, n.name, n.agent->'rendezvous' as rendezvous from nodes n left join node_liveness l on l.node_id = n.node_id
            where n.tenant_id = $1 and n.booking_id = $2 and n.revoked_at is null
              and greatest(l.last_heartbeat_at, n.last_heartbeat_at) >= $4
              and n.node_id <> all($5::text[])

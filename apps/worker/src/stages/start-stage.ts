@@ -1,4 +1,4 @@
-import { stageKind, type StageName } from '@ito/contracts';
+import { stageKind, type Rendezvous, type StageName, type TaskSpec } from '@ito/contracts';
 import {
   assignTasks,
   buildStageSpec,
@@ -81,15 +81,22 @@ export async function startStage(res: PipelineResources, job: StartStageJob): Pr
       }
       plan = outcome.plan;
     }
-    const nodeIds = nodes.slice(0, plan?.nodes ?? wanted).map((n) => n.node_id);
+    const chosen = nodes.slice(0, plan?.nodes ?? wanted);
+    const nodeIds = chosen.map((n) => n.node_id);
     const planned = plan ? evolveRun(state, planComputedEvent(state, plan)) : state;
-    const spec = buildStageSpec(planned, job.stage, job.attempt, cmd.resume, nodeIds.length);
+    const spec = { ...buildStageSpec(planned, job.stage, job.attempt, cmd.resume, nodeIds.length), rendezvous: rendezvousOf(chosen) };
     const rollout = rolloutNodesFor(planned, job.stage, nodeIds.length);
     const facts = cmd.resume ? resumeFacts(state, nodeIds, res.now(), wanted) : undefined;
     const events = startStageEvents(state, cmd, { tasks: assignTasks(locked.run_id, job.stage, job.attempt, nodeIds, rollout), spec }, { ...(facts ? { facts } : {}), ...(plan ? { plan } : {}) });
     await appendRunEvents(tx, locked, events, { actor: ACTOR });
     return `assigned to ${nodeIds.length} node(s)`;
   });
+}
+
+/** Rank 0's endpoint when the attempt spans nodes (its peers dial it); one node needs none. */
+function rendezvousOf(chosen: ReadonlyArray<{ rendezvous: Rendezvous | null }>): TaskSpec['rendezvous'] {
+  const rank0 = chosen[0]?.rendezvous;
+  return chosen.length > 1 && rank0 ? { master_addr: rank0.addr, master_port: rank0.port } : null;
 }
 
 async function runWorkerStage(res: PipelineResources, job: StartStageJob, run: RunRow, kind: 'data_prep' | 'planning'): Promise<string> {
