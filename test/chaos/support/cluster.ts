@@ -52,6 +52,12 @@ export interface ClusterOptions {
   redisUrl?: string;
   /** More environment for every server process (e.g. a short job lock). */
   serverEnv?: Record<string, string>;
+  /** The agents' flags (default: the simulated executor). */
+  agentArgs?: (name: string) => string[];
+  /** The manifest `submitRun` trains (default: CHAOS_MANIFEST). */
+  manifest?: string;
+  /** Run after the tenant is created, e.g. to set its policy with `ito-admin`. */
+  setup?: (admin: (args: string[]) => Promise<any>, tenantId: string) => Promise<void>;
 }
 
 /**
@@ -95,6 +101,7 @@ export async function startCluster(opts: ClusterOptions = {}) {
     return r.json().data;
   };
   const tenant = await admin(['tenant', 'create', '--name', 'acme']);
+  await opts.setup?.(admin, tenant.tenant_id);
   const now = Date.now();
   const planned = opts.nodes ?? 2;
   const booking = await admin([
@@ -104,7 +111,7 @@ export async function startCluster(opts: ClusterOptions = {}) {
   ]);
 
   const startAgent = (name: string, extra: Record<string, string> = {}): Proc => {
-    const p = startProcess(`ito-agent ${name}`, AGENT, ['--executor', 'simulated', '--progress-interval-ms', '100'], {
+    const p = startProcess(`ito-agent ${name}`, AGENT, opts.agentArgs?.(name) ?? ['--executor', 'simulated', '--progress-interval-ms', '100'], {
       ITO_API_URL: url,
       ITO_NODE_CREDENTIAL: credentials.get(name)!,
       ITO_TIME_SCALE: String(opts.timeScale ?? 20_000),
@@ -136,7 +143,7 @@ export async function startCluster(opts: ClusterOptions = {}) {
 
   /** Requests and approves a train of the chaos manifest; returns the body POST /v1/runs takes. */
   const approvedTrain = async () => {
-    const manifest = CHAOS_MANIFEST;
+    const manifest = opts.manifest ?? CHAOS_MANIFEST;
     const digest = manifestDigest(manifest);
     const c = await call('POST', '/v1/confirmations', { action: 'train.create', booking_id: booking.booking_id, manifest, manifest_digest: digest });
     if (c.status !== 201) throw new Error(`confirmation refused: ${JSON.stringify(c.body)}`);
