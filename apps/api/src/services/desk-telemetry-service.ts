@@ -1,18 +1,27 @@
 import type pg from 'pg';
 import {
   BADPUT_CAUSES,
-  SLO_TARGETS_MS,
   emptyUnit,
   groupFigures,
+  timeScaledUnitsOf,
+  type BookingFacts,
   type BadputCause,
   type CoveredLabel,
   type GroupFigures,
   type GroupKey,
   type InterruptionCause,
+  type RunTelemetry,
   type TelemetryUnit,
 } from '@ito/telemetry';
 import { telemetryProjection } from '../projections/telemetry-projection.js';
 import type { Resources } from '../resources.js';
+import { processSloTargets } from './slo-targets.js';
+
+/**
+ * Bookings that carried a time-scaled run (a simulation): their wall time says nothing of what was modelled, so
+ * they are left out of the fleet's figures and prices; their runs are shown apart, on their own clock.
+ */
+const SIMULATED_BOOKINGS = `select booking_id from telemetry_runs where booking_id is not null and (state->'clock'->>'time_scaled')::boolean`;
 
 export interface DeskTelemetryQuery {
   from: number;
@@ -51,22 +60,26 @@ const n = (v: unknown): number => Number(v ?? 0);
 export async function deskTelemetry(res: Resources, q: DeskTelemetryQuery) {
   const caughtUp = await catchUpTelemetry(res);
   const perRun = q.groupBy.includes('run');
-  const [units, series, position] = await Promise.all([
+  const [units, series, timeScaled, position] = await Promise.all([
     loadUnits(res.pool, q.from, q.to, perRun),
     loadSeries(res.pool, q.from, q.to, q.buckets),
+    loadTimeScaledRuns(res.pool, q.from, q.to),
     res.pool.query<{ position: string }>('select position::text as position from projection_checkpoints where name = $1', [telemetryProjection.name]),
   ]);
   const [totals] = groupFigures(units, []);
+  const targets = processSloTargets();
   return {
     window: { since: new Date(q.from).toISOString(), until: new Date(q.to).toISOString() },
     group_by: q.groupBy,
     as_of_position: n(position.rows[0]?.position),
     caught_up: caughtUp,
     definitions: 'docs/telemetry.md',
-    slo_targets_ms: SLO_TARGETS_MS,
+    // The monitor's own targets (ITO_SLO_*_TARGET_S), so the page draws the line the breaches are judged on.
+    slo_targets_ms: { detection_p95: targets.detection_s * 1000, resume_p95: targets.resume_s * 1000 },
     totals: totals ?? null,
     groups: groupFigures(units, q.groupBy) satisfies GroupFigures[],
     series,
+    time_scaled_runs: timeScaled,
   };
 }
 
@@ -87,8 +100,9 @@ async function loadUnits(pool: pg.Pool, from: number, to: number, perRun: boolea
     pool.query(
       `select booking_id, region, fabric, gpu, nodes, gpus_per_node, rate_usd_per_gpu_hour,
          (greatest(0, least(term_end_ms, $2::bigint) - greatest(term_start_ms, $1::bigint)) * nodes)::text as booked_node_ms
-       from telemetry_bookings where term_start_ms < $2 and term_end_ms > $1
-          or booking_id in (select booking_id from telemetry_segments where start_ms < $2 and end_ms > $1)`,
+       from telemetry_bookings where (term_start_ms < $2 and term_end_ms > $1
+          or booking_id in (select booking_id from telemetry_segments where start_ms < $2 and end_ms > $1))
+         and booking_id not in (${SIMULATED_BOOKINGS})`,
       [from, to],
     ),
     pool.query(
@@ -145,14 +159,14 @@ async function loadSeries(pool: pg.Pool, from: number, to: number, buckets: numb
       `select g as i, s.label, (sum(least(s.end_ms, $1::bigint + (g + 1) * $3::bigint, $2::bigint) - greatest(s.start_ms, $1::bigint + g * $3::bigint)) * b.nodes)::text as node_ms
        from telemetry_segments s join telemetry_bookings b using (booking_id),
          lateral generate_series(greatest(0, (s.start_ms - $1::bigint) / $3::bigint), least($4::bigint - 1, (s.end_ms - 1 - $1::bigint) / $3::bigint)) g
-       where s.start_ms < $2 and s.end_ms > $1 group by 1, 2, b.nodes`,
+       where s.start_ms < $2 and s.end_ms > $1 and s.booking_id not in (${SIMULATED_BOOKINGS}) group by 1, 2, b.nodes`,
       [from, to, width, buckets],
     ),
     pool.query(
       `select g as i, (sum(greatest(0, least(term_end_ms, $1::bigint + (g + 1) * $3::bigint, $2::bigint) - greatest(term_start_ms, $1::bigint + g * $3::bigint)) * nodes))::text as node_ms
        from telemetry_bookings,
          lateral generate_series(greatest(0, (term_start_ms - $1::bigint) / $3::bigint), least($4::bigint - 1, (term_end_ms - 1 - $1::bigint) / $3::bigint)) g
-       where term_start_ms < $2 and term_end_ms > $1 group by 1`,
+       where term_start_ms < $2 and term_end_ms > $1 and booking_id not in (${SIMULATED_BOOKINGS}) group by 1`,
       [from, to, width, buckets],
     ),
   ]);
@@ -183,4 +197,30 @@ async function loadSeries(pool: pg.Pool, from: number, to: number, buckets: numb
     b.goodput = b.booked_node_ms > 0 ? b.productive_node_ms / b.booked_node_ms : null;
   }
   return { bucket_ms: width, buckets: out };
+}
+
+/**
+ * Time-scaled runs whose wall span meets the window, each whole on its own (modelled) clock, with the pace it
+ * ran at: what a simulated run would have cost and yielded, apart from the fleet (docs/telemetry.md).
+ */
+async function loadTimeScaledRuns(pool: pg.Pool, from: number, to: number): Promise<Array<GroupFigures & { time_scale: number | null; wall_ms: number }>> {
+  const { rows } = await pool.query<Record<string, unknown> & { state: RunTelemetry }>(
+    `select r.state, b.booking_id, b.region, b.fabric, b.gpu, b.nodes, b.gpus_per_node, b.rate_usd_per_gpu_hour, b.term_start_ms::text, b.term_end_ms::text
+     from telemetry_runs r join telemetry_bookings b using (booking_id)
+     where (r.state->'clock'->>'time_scaled')::boolean
+       and (r.state->>'started_at')::bigint < $2 and coalesce(r.state->>'ended_at', r.state->>'last_at')::bigint >= $1`,
+    [from, to],
+  );
+  const bookings: BookingFacts[] = rows.map((b) => ({
+    booking_id: String(b.booking_id), region: String(b.region), fabric: String(b.fabric), gpu: String(b.gpu), nodes: n(b.nodes),
+    gpus_per_node: n(b.gpus_per_node), rate_usd_per_gpu_hour: n(b.rate_usd_per_gpu_hour), term_start: n(b.term_start_ms), term_end: n(b.term_end_ms),
+  }));
+  const runs = new Map(rows.map((r) => [r.state.run_id, r.state]));
+  return groupFigures(timeScaledUnitsOf(bookings, [...runs.values()]), ['run']).map((g) => {
+    const r = runs.get(g.group.run!)!;
+    const wall = (r.ended_at ?? r.last_at ?? 0) - (r.started_at ?? 0);
+    const modelled = (r.clock.clock_at ?? 0) - (r.started_at ?? 0);
+    // How many modelled seconds each wall second stood for, over the whole run.
+    return { ...g, time_scale: wall > 0 ? Math.round(modelled / wall) : null, wall_ms: wall };
+  });
 }
