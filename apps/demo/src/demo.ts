@@ -244,7 +244,7 @@ function printNextSteps(term: Terminal, at: { home: string; tokenFile: string; a
   term.say(`npx ito events ${at.runId}`);
   term.say(`npx ito logs ${at.runId}`);
   // The page asks for a desk credential; the demo's own is not kept, so this makes one (shown once, as JSON).
-  term.say(`npx ito-admin key create --tenant ${at.tenantId} --scopes desk:read --principal desk-analyst --json   # a desk credential for the page`);
+  term.say(`npx ito-admin key create --tenant ${at.tenantId} --scopes desk:read --principal desk-analyst --json   # a desk credential for the page (while the server runs)`);
   term.say(`open ${at.apiUrl}/desk                            # the pricing desk's dashboard (while the server runs): paste the key above`);
   term.say('npm run demo -- --keep-running                    # keep the system up at the end of the demo');
 }

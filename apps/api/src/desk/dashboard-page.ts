@@ -49,5 +49,5 @@ header p{color:#555}form{display:flex;gap:.5rem;align-items:center;flex-wrap:wra
 input{padding:.3rem}#status{min-height:1.2em;font-weight:600}#status.error{color:#b00020}
 main{display:grid;grid-template-columns:repeat(auto-fit,minmax(520px,1fr));gap:1rem}
 section{background:#fff;border:1px solid #ddd;border-radius:6px;padding:.75rem}h2{font-size:15px;margin:.2rem 0 .6rem}
-p.note{color:#555;margin:.2rem 0 .6rem}table{border-collapse:collapse;width:100%}td,th{padding:.2rem .4rem;border-bottom:1px solid #eee;text-align:right}th:first-child,td:first-child{text-align:left}
+p.note{color:#555;margin:.2rem 0 .6rem}#simulated{grid-column:1/-1}section{overflow-x:auto}table{border-collapse:collapse;width:100%}td{white-space:nowrap}td.empty{color:#555;text-align:left}td,th{padding:.2rem .4rem;border-bottom:1px solid #eee;text-align:right}th:first-child,td:first-child{text-align:left}
 `;

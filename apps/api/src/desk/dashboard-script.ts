@@ -96,6 +96,7 @@ export const DASHBOARD_JS = String.raw`(() => {
     const head = table.insertRow();
     for (const h of headings) { const th = document.createElement('th'); th.textContent = h; head.appendChild(th); }
     for (const values of rows) { const row = table.insertRow(); for (const v of values) row.insertCell().textContent = v; }
+    if (rows.length === 0) { const cell = table.insertRow().insertCell(); cell.colSpan = headings.length; cell.className = 'empty'; cell.textContent = 'none in the window'; }
   }
 
   async function load() {
