@@ -124,7 +124,8 @@ function closingLabel(s: RunTelemetry, e: TelemetryEvent): TimeLabel {
       if (e.type === 'ProgressRecorded') {
         const step = num(e.data.step) ?? s.max_step;
         // A later stage's steps start from 1 again: they are measured against nothing of the stage before.
-        const floor = typeof e.data.stage === 'string' && e.data.stage !== (s.steps_stage ?? null) && s.steps_stage != null ? -1 : s.recompute_until;
+        const laterStage = s.steps_stage != null && isTrainingStage(e.data.stage) && e.data.stage !== s.steps_stage;
+        const floor = laterStage ? -1 : s.recompute_until;
         return step > floor ? 'productive' : 'wasted_progress';
       }
       // Work since the last report is lost with the attempt: it will be recomputed after the restore.
@@ -198,7 +199,7 @@ export function applyRunEvent(s: RunTelemetry, e: TelemetryEvent): void {
       const stage = e.data.stage ?? s.stage;
       if (isTrainingStage(stage) && (s.mode === 'train_startup' || s.mode === 'training')) {
         s.mode = 'training';
-        if (typeof stage === 'string' && stage !== (s.steps_stage ?? null)) {
+        if (typeof stage === 'string' && stage !== s.steps_stage) {
           if (s.steps_stage != null) {
             s.max_step = -1;
             s.recompute_until = -1;
