@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { EXPECTED_LAUNCH_S, decideNodeFailure, expectedStartupSeconds, firstStepAllowance, judgeNode, taskIdFor, type NodeObservation } from '@ito/domain';
+import { EXPECTED_LAUNCH_S, decideNodeFailure, expectedStartupSeconds, firstStepAllowance, judgeNode, nextCommands, taskIdFor, type NodeObservation, type RunEvent } from '@ito/domain';
 import { SETTINGS, T, lostFinding } from './support/monitor-fixtures.js';
 import { NODES, RUN, fold, planned, started } from './support/run-history.js';
 
@@ -71,5 +71,21 @@ describe('the start-up allowance', () => {
     expect(events[2]!.data).toMatchObject({ failure: 'hang', node_id: NODES[0], reason: `task ${T0} hung on node ${NODES[0]}: no first step within 20 s of its start (start-up allowance)` });
     // Handled like any hang: the node is a suspect, chosen after every other, not kept out.
     expect(fold([...history, ...events]).suspectNodes).toEqual([NODES[0]]);
+  });
+
+  it('retried by the same rules; with no attempt left the run fails naming the last attempt\'s reason', () => {
+    const verdict = judgeNode(starting(21), BOUNDED, clock(21));
+    if (verdict.kind !== 'hung') throw new Error('expected a hang');
+    let h: RunEvent[] = planned();
+    for (const attempt of [1, 2, 3]) {
+      h = started(h, 'pretrain', attempt);
+      const task_id = taskIdFor(RUN, 'pretrain', attempt, 0);
+      h = [...h, ...decideNodeFailure(fold(h), lostFinding({ node_id: NODES[0]!, task_id, attempt, verdict, last_heartbeat_at: T(21), detected_at: T(21) }), BOUNDED)];
+      if (attempt < 3) expect(nextCommands(fold(h))).toMatchObject([{ type: 'StartStage', stage: 'pretrain', attempt: attempt + 1 }]);
+    }
+    const task = taskIdFor(RUN, 'pretrain', 3, 0);
+    expect(nextCommands(fold(h))).toEqual([
+      { type: 'FailRun', reason: `stage pretrain failed 3 times; the last attempt: task ${task} hung on node ${NODES[0]}: no first step within 20 s of its start (start-up allowance)` },
+    ]);
   });
 });
