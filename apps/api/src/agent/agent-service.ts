@@ -24,11 +24,11 @@ export interface AgentSettings {
   heartbeatMisses: number;
   /** k, for the start-up allowance `status` shows (as the monitor judges it). @defaultValue 5 (ITO_HANG_STEP_FACTOR) */
   hangFactor?: number;
-  /** @defaultValue 600 (ITO_FIRST_STEP_MAX_S) */
+  /** @defaultValue 300 (ITO_FIRST_STEP_MAX_S) */
   firstStepMaxS?: number;
 }
 
-export const DEFAULT_AGENT_SETTINGS: AgentSettings = { heartbeatIntervalS: 2, heartbeatMisses: 3, hangFactor: 5, firstStepMaxS: 600 };
+export const DEFAULT_AGENT_SETTINGS: AgentSettings = { heartbeatIntervalS: 2, heartbeatMisses: 3, hangFactor: 5, firstStepMaxS: 300 };
 
 /** `POST /v1/agent/register`: the node says who it is; the answer says how often to heartbeat. */
 export async function registerAgent(res: Resources, node: NodePrincipal, body: AgentRegisterBody): Promise<AgentRegistration> {

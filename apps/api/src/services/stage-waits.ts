@@ -37,7 +37,7 @@ export async function stageWaits(res: Resources, run: RunRow): Promise<string | 
     interval_s: res.agent.heartbeatIntervalS,
     misses: res.agent.heartbeatMisses,
     hang_factor: res.agent.hangFactor ?? 5,
-    first_step_max_s: res.agent.firstStepMaxS ?? 600,
+    first_step_max_s: res.agent.firstStepMaxS ?? 300,
   };
   return rows
     .map((r) => {
