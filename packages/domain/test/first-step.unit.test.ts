@@ -58,6 +58,9 @@ describe('the start-up allowance', () => {
     // Past its first step, the step's own rule applies (moving at 299: alive).
     expect(judgeNode(starting(300, { progress: { step: 1, progress_at: T(299), step_s: null } }), BOUNDED, clock(300))).toEqual({ kind: 'alive' });
     expect(judgeNode(starting(300), BOUNDED, clock(300, 299.5))).toEqual({ kind: 'alive' });
+    // A node never heard from, within the misses of the monitor's trust point: silence, for the misses to judge.
+    expect(judgeNode(starting(0, { last_heartbeat_at: null }), BOUNDED, clock(300, 297))).toEqual({ kind: 'alive' });
+    expect(judgeNode(starting(0, { last_heartbeat_at: null }), BOUNDED, clock(300, 293))).toMatchObject({ kind: 'lost' });
   });
 
   it('a task with no first step: TaskHung naming the allowance, its attempt withdrawn and failed as a hang', () => {

@@ -93,8 +93,10 @@ export function judgeNode(obs: NodeObservation, settings: LivenessSettings, cloc
  * a late heartbeat is silence, judged by the misses.
  */
 function judgeStartup(obs: NodeObservation, startup: StartupFacts, settings: LivenessSettings): LivenessVerdict {
+  // Never heard from: nothing says it is stuck rather than silent; the misses judge it.
+  if (!obs.last_heartbeat_at) return { kind: 'alive' };
   const allowance = firstStepAllowance(startup, obs.planned_step_s, settings);
-  const waited = seconds(obs.last_heartbeat_at!.getTime() - startup.assigned_at.getTime());
+  const waited = seconds(obs.last_heartbeat_at.getTime() - startup.assigned_at.getTime());
   if (waited <= allowance) return { kind: 'alive' };
   return { kind: 'hung', stuck_s: waited, expected_step_s: expectedStepSeconds(obs) ?? 0, last_progress_at: startup.assigned_at, first_step_allowance_s: allowance };
 }
