@@ -53,8 +53,8 @@ export const MUTATION_MODULES = {
     timeoutMS: 10_000,
   },
   'monitor-rules': {
-    mutate: ['packages/domain/src/monitor/liveness-rules.ts', 'packages/domain/src/monitor/node-failure.ts', 'packages/domain/src/monitor/resume-facts.ts'],
-    tests: ['packages/domain/test/monitor*.test.ts'],
+    mutate: ['packages/domain/src/monitor/liveness-rules.ts', 'packages/domain/src/monitor/node-failure.ts', 'packages/domain/src/monitor/resume-facts.ts', 'packages/domain/src/monitor/first-step-rules.ts'],
+    tests: ['packages/domain/test/monitor*.test.ts', 'packages/domain/test/first-step*.test.ts'],
     timeoutMS: 10_000,
   },
   'dataprep-passes': {

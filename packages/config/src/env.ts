@@ -40,6 +40,8 @@ export const envSchema = z.object({
   ITO_HEARTBEAT_MISSES: z.coerce.number().int().min(1).max(100).default(3),
   /** A task is hung after this many of its expected step times without progress while its node still beats. */
   ITO_HANG_STEP_FACTOR: positiveNumber.default(5),
+  /** The longest start-up allowance (seconds): a task that reports no step within its allowance is hung. 300 s keeps such a hang well inside the seed's 10-minute detection bound. */
+  ITO_FIRST_STEP_MAX_S: positiveNumber.max(86_400, 'expected at most 86400 (a day)').default(300),
   /** SLO targets (seconds): a failure detected within this of its last evidence, training resumed within this of detection. */
   ITO_SLO_DETECTION_TARGET_S: positiveNumber.max(600, "expected at most 600 (the seed's 10-minute detection bound)").default(10),
   ITO_SLO_RESUME_TARGET_S: positiveNumber.max(900, "expected at most 900 (the seed's 15-minute resume bound)").default(60),

@@ -13,7 +13,12 @@ export async function startApiRole(args: { cfg: ItoConfig; logger: Logger; pool:
   const deps: Parameters<typeof buildApp>[0] & { pool: pg.Pool } = {
     logger: logger.child({ role: 'api' }),
     pool,
-    agent: { heartbeatIntervalS: cfg.ITO_HEARTBEAT_INTERVAL_S, heartbeatMisses: cfg.ITO_HEARTBEAT_MISSES },
+    agent: {
+      heartbeatIntervalS: cfg.ITO_HEARTBEAT_INTERVAL_S,
+      heartbeatMisses: cfg.ITO_HEARTBEAT_MISSES,
+      hangFactor: cfg.ITO_HANG_STEP_FACTOR,
+      firstStepMaxS: cfg.ITO_FIRST_STEP_MAX_S,
+    },
     readiness: [
       {
         name: 'database',

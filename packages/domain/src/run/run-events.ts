@@ -175,6 +175,12 @@ export interface RunEventMap {
     step?: number;
     detected_at?: string;
     stuck_s?: number;
+    /**
+     * A task that never reached its first step: the start-up allowance it overran, and the evidence in words
+     * (`no first step within N s`); `last_progress_at` is then the task's assignment.
+     */
+    first_step_allowance_s?: number;
+    evidence?: string;
   };
   /** A node this run declared lost beats again: it may serve as a spare; its old attempt stays fenced off. */
   NodeRecovered: { run_id?: string; node_id: string; last_heartbeat_at: string; lost_at?: string };
