@@ -52,6 +52,7 @@ export const ERROR_CODES = {
   fabric_unsupported: { status: 422, retryable: false },
   data_policy_violation: { status: 422, retryable: false },
   checkpoint_storage_invalid: { status: 422, retryable: false },
+  checkpoint_storage_unreachable: { status: 422, retryable: true },
   plan_refused: { status: 422, retryable: false },
 
   invalid_state: { status: 409, retryable: false },

@@ -1,9 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import { constants } from 'node:fs';
-import { lstat, mkdir, open, readdir, rename, rm, unlink } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
+import { lstat, mkdir, open, readdir, rename, rm, unlink, type FileHandle } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { fileUriOf, filePathOf, isSafeSegment, type FileUriUse } from './file-uri.js';
-import type { StorageDriver } from './storage-driver.js';
+import { DigestingStream } from './digest-stream.js';
+import type { StorageDriver, StoredObject } from './storage-driver.js';
 import { StorageError } from './storage-error.js';
 
 export interface FileStorageOptions {
@@ -42,45 +44,82 @@ export class FileStorageDriver implements StorageDriver {
 
   write(uri: string, bytes: Uint8Array): Promise<void> {
     return guarded('write', async () => {
-      const path = this.pathOf(uri, 'object');
-      const dir = dirname(path);
-      await mkdir(dir, { recursive: true, mode: 0o700 });
-      const temp = join(dir, `.${basename(path)}.${randomBytes(6).toString('hex')}.tmp`);
-      const file = await open(temp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o600);
-      try {
-        try {
-          await file.writeFile(bytes);
-          await file.sync();
-        } finally {
-          await file.close();
-        }
-        await rename(temp, path);
-      } catch (err) {
-        await rm(temp, { force: true });
-        throw errnoOf(err) === 'EISDIR' ? notAnObject() : err;
-      }
-      await syncDirectory(dir);
+      await this.writeAtomically(uri, (file) => file.writeFile(bytes));
     });
+  }
+
+  writeStream(uri: string, source: AsyncIterable<Uint8Array>): Promise<{ bytes: number; sha256: string }> {
+    return guarded('write', async () => {
+      const hash = createHash('sha256');
+      let bytes = 0;
+      await this.writeAtomically(uri, async (file) => {
+        for await (const chunk of source) {
+          hash.update(chunk);
+          bytes += chunk.byteLength;
+          await file.write(chunk);
+        }
+      });
+      return { bytes, sha256: hash.digest('hex') };
+    });
+  }
+
+  private async writeAtomically(uri: string, fill: (file: FileHandle) => Promise<unknown>): Promise<void> {
+    const path = this.pathOf(uri, 'object');
+    const dir = dirname(path);
+    await mkdir(dir, { recursive: true, mode: 0o700 });
+    const temp = join(dir, `.${basename(path)}.${randomBytes(6).toString('hex')}.tmp`);
+    const file = await open(temp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o600);
+    try {
+      try {
+        await fill(file);
+        await file.sync();
+      } finally {
+        await file.close();
+      }
+      await rename(temp, path);
+    } catch (err) {
+      await rm(temp, { force: true });
+      throw errnoOf(err) === 'EISDIR' ? notAnObject() : err;
+    }
+    await syncDirectory(dir);
   }
 
   read(uri: string): Promise<Buffer> {
     return guarded('read', async () => {
-      const path = this.pathOf(uri, 'object');
-      let file;
+      const file = await this.openObject(uri);
       try {
-        file = await open(path, constants.O_RDONLY | constants.O_NOFOLLOW);
-      } catch (err) {
-        const code = errnoOf(err);
-        if (code === 'ENOENT' || code === 'ENOTDIR') throw new StorageError('not_found', 'no object at that storage URI');
-        throw code === 'ELOOP' ? notAnObject() : err;
-      }
-      try {
-        if (!(await file.stat()).isFile()) throw notAnObject();
         return await file.readFile();
       } finally {
         await file.close();
       }
     });
+  }
+
+  readStream(uri: string): Promise<DigestingStream> {
+    return guarded('read', async () => {
+      const file = await this.openObject(uri);
+      return new DigestingStream(file.createReadStream(), (err) => (err instanceof StorageError ? err : new StorageError('io_failed', `file storage read failed mid-stream (${errnoOf(err) ?? 'unknown error'})`)));
+    });
+  }
+
+  /** Opens a regular file for reading, never through a symlink. */
+  private async openObject(uri: string): Promise<FileHandle> {
+    const path = this.pathOf(uri, 'object');
+    let file;
+    try {
+      file = await open(path, constants.O_RDONLY | constants.O_NOFOLLOW);
+    } catch (err) {
+      const code = errnoOf(err);
+      if (code === 'ENOENT' || code === 'ENOTDIR') throw new StorageError('not_found', 'no object at that storage URI');
+      throw code === 'ELOOP' ? notAnObject() : err;
+    }
+    try {
+      if (!(await file.stat()).isFile()) throw notAnObject();
+    } catch (err) {
+      await file.close();
+      throw err;
+    }
+    return file;
   }
 
   remove(uri: string): Promise<boolean> {
@@ -129,6 +168,22 @@ export class FileStorageDriver implements StorageDriver {
         }
       }
       return found.sort();
+    });
+  }
+
+  listObjects(prefix: string): Promise<StoredObject[]> {
+    return guarded('list', async () => {
+      const out: StoredObject[] = [];
+      for (const uri of await this.list(prefix)) {
+        try {
+          const info = await lstat(filePathOf(uri));
+          if (info.isFile()) out.push({ uri, bytes: info.size });
+        } catch (err) {
+          // Removed between the listing and its size: it is not there to account for.
+          if (errnoOf(err) !== 'ENOENT') throw err;
+        }
+      }
+      return out;
     });
   }
 

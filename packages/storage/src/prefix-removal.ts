@@ -1,0 +1,25 @@
+import type { StorageRegistry } from './registry.js';
+
+export interface PrefixRemoval {
+  /** Objects removed, and their bytes as listed just before. */
+  objects: number;
+  bytes: number;
+}
+
+/**
+ * Removes every object under `prefix` and says what it removed. The prefix must end in `/`, so `run_1/` never
+ * reaches `run_10/`. An object that vanished between the listing and its removal is not counted.
+ */
+export async function removeUnderPrefix(registry: StorageRegistry, prefix: string): Promise<PrefixRemoval> {
+  if (!prefix.endsWith('/')) throw new Error('a prefix to remove under must end in /');
+  const driver = registry.driverFor(prefix);
+  let objects = 0;
+  let bytes = 0;
+  for (const object of await driver.listObjects(prefix)) {
+    if (await driver.remove(object.uri)) {
+      objects++;
+      bytes += object.bytes;
+    }
+  }
+  return { objects, bytes };
+}
