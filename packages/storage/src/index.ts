@@ -6,5 +6,5 @@ export { filePathOf, fileUriOf, MAX_FILE_URI_LENGTH, type FileUriUse } from './f
 export { S3StorageDriver, type S3StorageOptions } from './s3-driver.js';
 export { s3LocationOf, s3UriOf, MAX_S3_KEY_BYTES, type S3Location, type S3UriUse } from './s3-uri.js';
 export { StorageRegistry, configuredStorageRegistry, defaultStorageRegistry, driverFor, schemeOf, type StorageSettings } from './registry.js';
-export { probeStoragePrefix, type ProbeOptions } from './storage-probe.js';
+export { checkpointStorageCheck, probeStoragePrefix, type CheckpointStorageCheckOptions, type ProbeOptions } from './storage-probe.js';
 export { removeUnderPrefix, type PrefixRemoval } from './prefix-removal.js';

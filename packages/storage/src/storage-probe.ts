@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { StorageRegistry } from './registry.js';
+import { schemeOf, type StorageRegistry } from './registry.js';
 import { StorageError, isStorageError } from './storage-error.js';
 
 export interface ProbeOptions {
@@ -44,4 +44,27 @@ export async function probeStoragePrefix(registry: StorageRegistry, prefix: stri
   } finally {
     clearTimeout(timer);
   }
+}
+
+export interface CheckpointStorageCheckOptions extends ProbeOptions {
+  /**
+   * Schemes accepted with no driver because nothing is written there (the simulated executor of the demo and
+   * tests). @defaultValue none
+   */
+  simulatedSchemes?: string[];
+}
+
+/**
+ * What the server asks of a run's checkpoint storage before an approver is asked to allow the run: a scheme it
+ * has a driver for, and a prefix it can really write, read back and clear ({@link probeStoragePrefix}). A scheme
+ * with no driver is refused (`unsupported_scheme`, naming the schemes there are), so it is never discovered
+ * mid-run.
+ */
+export function checkpointStorageCheck(registry: StorageRegistry, opts: CheckpointStorageCheckOptions = {}): (prefix: string) => Promise<void> {
+  const simulated = new Set(opts.simulatedSchemes ?? []);
+  return async (prefix) => {
+    const scheme = schemeOf(prefix);
+    if (scheme !== null && !registry.supports(prefix) && simulated.has(scheme)) return;
+    await probeStoragePrefix(registry, prefix, opts);
+  };
 }

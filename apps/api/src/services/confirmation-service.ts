@@ -75,6 +75,7 @@ export async function requestConfirmation(res: Resources, tenantId: string, requ
     const policy = await getTenantPolicy(res.pool, tenantId);
     checkDataPolicy(manifest, policy);
     checkCheckpointStorage(manifest, policy);
+    await provenStorage(res, manifest.checkpoint.storage);
     const outcome = planFor(manifest, booking, now);
     checkBudget(manifest, outcome.estimated_cost_usd, outcome.incremental_cost_usd);
     binding = {
@@ -121,6 +122,17 @@ export async function requestConfirmation(res: Resources, tenantId: string, requ
     return rows[0]!;
   });
   return confirmationView(stored, now);
+}
+
+/** The server's own check of the checkpoint storage (see ApiDeps.checkpointStorage), its refusal naming the field. */
+async function provenStorage(res: Resources, prefix: string): Promise<void> {
+  if (!res.checkpointStorage) return;
+  try {
+    await res.checkpointStorage(prefix);
+  } catch (err) {
+    if (err instanceof ItoError) throw new ItoError(err.code, err.message, { path: '$.checkpoint.storage' });
+    throw err;
+  }
 }
 
 /** `GET /v1/confirmations/:ref`: the binding, who asked and decided, and a summary of the manifest it binds. */
