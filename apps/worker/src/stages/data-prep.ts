@@ -4,6 +4,7 @@ import type { StorageRegistry } from '@ito/storage';
 import { digestFileRef } from './data-digest.js';
 import { loadEvalBattery, type LoadedBattery } from './eval-battery.js';
 import { prepareDataRef } from './prepare-data.js';
+import { digestStoredRef, isStoredRef } from './stored-data-source.js';
 
 /** A refusal keeps the facts established before it (what was checked and found), so the record shows why. */
 export type DataPrepOutcome = { ok: true; facts: RunEvent[] } | { ok: false; reason: string; facts: RunEvent[] };
@@ -28,19 +29,21 @@ export async function checkDataRefs(runId: string, manifest: Manifest, deps: Dat
   const runPrefix = `${manifest.checkpoint.storage.replace(/\/+$/, '')}/${runId}/`;
   for (const [index, source] of manifest.data.entries()) {
     const path = `$.data[${index}]`;
-    if (!source.ref.startsWith('file://')) {
+    const stored = (ref: string) => isStoredRef(ref, deps.storage);
+    if (!source.ref.startsWith('file://') && !stored(source.ref)) {
       facts.push({
         type: 'DataRefChecked',
         data: { run_id: runId, index, ref: source.ref, verified: false, method: 'none', note: `no storage driver for ${source.ref.split(':')[0]}:// here; the declared sha256 was not checked` },
       });
       continue;
     }
-    const data = await digest(source.ref);
+    const data = stored(source.ref) ? await digestStoredRef(source.ref, deps.storage) : await digest(source.ref);
     if ('error' in data) return refuse(`${path}.ref cannot be read (${data.error})`);
     if (data.sha256 !== source.sha256) return refuse(`${path}.ref hashes to ${data.sha256}, not the declared sha256 ${source.sha256}`);
     const report = source.decontamination.report_ref;
-    if (report.startsWith('file://')) {
-      const r = await digest(report);
+    const reportChecked = report.startsWith('file://') || stored(report);
+    if (reportChecked) {
+      const r = stored(report) ? await digestStoredRef(report, deps.storage) : await digest(report);
       if ('error' in r) return refuse(`${path}.decontamination.report_ref is missing: the data's provenance cannot be shown (${r.error})`);
       if (r.sha256 !== source.decontamination.report_sha256) {
         return refuse(`${path}.decontamination.report_ref hashes to ${r.sha256}, not the declared report_sha256`);
@@ -48,7 +51,7 @@ export async function checkDataRefs(runId: string, manifest: Manifest, deps: Dat
     }
     facts.push({
       type: 'DataRefChecked',
-      data: { run_id: runId, index, ref: source.ref, verified: true, method: 'sha256', sha256: data.sha256, bytes: data.bytes, ...(report.startsWith('file://') ? { note: 'decontamination report verified' } : {}) },
+      data: { run_id: runId, index, ref: source.ref, verified: true, method: 'sha256', sha256: data.sha256, bytes: data.bytes, ...(reportChecked ? { note: 'decontamination report verified' } : {}) },
     });
 
     battery ??= await loadEvalBattery(deps.evalBatteryDir, manifest.eval.battery);

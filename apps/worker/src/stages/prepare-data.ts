@@ -8,6 +8,7 @@ import { DataPrep, DocumentError, documentText, linesOf, provenanceDisagreement,
 import type { DataPreparedEvent } from '@ito/domain';
 import type { StorageRegistry } from '@ito/storage';
 import { listTree, treeDigest } from './data-digest.js';
+import { isStoredRef, storedShardsOf } from './stored-data-source.js';
 
 /** Battery items named in one event; the total is always recorded. */
 const MAX_ITEMS_NAMED = 1000;
@@ -39,11 +40,15 @@ type Removal = { shard: number; line: number } & Omit<Exclude<Verdict, { kept: t
 export async function prepareDataRef(input: PrepareInput): Promise<PrepareOutcome> {
   const { source, index } = input;
   const where = `$.data[${index}]`;
-  const root = fileURLToPath(source.ref);
-  const isDir = (await lstat(root)).isDirectory();
+  // An s3:// ref is read through its storage driver (stored-data-source.ts); everything after is the same.
+  const stored = isStoredRef(source.ref, input.storage)
+    ? await storedShardsOf(source.ref, input.storage, (rel) => SHARD_EXTENSIONS.test(rel), source.decontamination.report_ref)
+    : null;
+  const root = stored ? '' : fileURLToPath(source.ref);
+  const isDir = stored ? stored.isPrefix : (await lstat(root)).isDirectory();
   const reportPath = source.decontamination.report_ref.startsWith('file://') ? fileURLToPath(source.decontamination.report_ref) : null;
   const pathOf = (rel: string) => (isDir ? join(root, rel) : root);
-  const shards = (isDir ? await listTree(root) : [basename(root)]).filter((rel) => SHARD_EXTENSIONS.test(rel) && pathOf(rel) !== reportPath);
+  const shards = stored ? stored.shards : (isDir ? await listTree(root) : [basename(root)]).filter((rel) => SHARD_EXTENSIONS.test(rel) && pathOf(rel) !== reportPath);
   if (shards.length === 0) return { ok: false, reason: `${where}.ref holds no .jsonl or .txt shard: there are no documents to prepare` };
 
   const prep = await DataPrep.create(input.battery.battery);
@@ -57,7 +62,7 @@ export async function prepareDataRef(input: PrepareInput): Promise<PrepareOutcom
     const kept: Buffer[] = [];
     let lineNo = 0;
     try {
-      for await (const line of linesOf(createReadStream(pathOf(rel)))) {
+      for await (const line of linesOf(stored ? stored.open(rel) : createReadStream(pathOf(rel)))) {
         lineNo++;
         const text = documentText(line, format, lineNo);
         if (text === null) continue;
