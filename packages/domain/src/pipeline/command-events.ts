@@ -104,8 +104,14 @@ export function checkpointDeletedEvent(state: RunAggregate, checkpointId: string
   return { type: 'CheckpointDeleted', data: { run_id: requireRunId(state), checkpoint_id: checkpointId, uri, reason, existed } };
 }
 
-export function cleanupCompletedEvent(state: RunAggregate, removed: string[], missing: string[], bookingReleased: boolean): RunEvent {
-  return { type: 'CleanupCompleted', data: { run_id: requireRunId(state), removed, missing, booking_released: bookingReleased } };
+export function cleanupCompletedEvent(
+  state: RunAggregate,
+  removed: string[],
+  missing: string[],
+  bookingReleased: boolean,
+  storage?: { prefix: string; objects: number; bytes: number },
+): RunEvent {
+  return { type: 'CleanupCompleted', data: { run_id: requireRunId(state), removed, missing, booking_released: bookingReleased, ...(storage ? { storage } : {}) } };
 }
 
 function requireRunId(state: RunAggregate): string {
