@@ -75,9 +75,10 @@ export async function requestConfirmation(res: Resources, tenantId: string, requ
     const policy = await getTenantPolicy(res.pool, tenantId);
     checkDataPolicy(manifest, policy);
     checkCheckpointStorage(manifest, policy);
-    await provenStorage(res, manifest.checkpoint.storage);
     const outcome = planFor(manifest, booking, now);
     checkBudget(manifest, outcome.estimated_cost_usd, outcome.incremental_cost_usd);
+    // Last of the gates: it is the one that does I/O on the tenant's storage, so nothing cheaper refuses after it.
+    await provenStorage(res, manifest.checkpoint.storage);
     binding = {
       booking_id: booking.booking_id,
       run_id: null,
