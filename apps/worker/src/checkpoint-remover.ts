@@ -10,8 +10,9 @@ import type { CheckpointRemover } from './resources.js';
 export function storageCheckpointRemover(storage: StorageRegistry): CheckpointRemover {
   return {
     async remove(checkpoint) {
-      if (storage.supports(checkpoint.uri)) return { existed: await storage.driverFor(checkpoint.uri).remove(checkpoint.uri) };
+      // Simulated first: a modelled checkpoint was never written, even where this worker could reach its store.
       if (checkpoint.simulated) return { existed: false };
+      if (storage.supports(checkpoint.uri)) return { existed: await storage.driverFor(checkpoint.uri).remove(checkpoint.uri) };
       throw new ItoError('checkpoint_storage_invalid', `no storage driver for ${checkpoint.uri.split(':')[0]}:// in this worker; the checkpoint was not removed`);
     },
   };
