@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { S3StorageDriver, configuredStorageRegistry, type StorageRegistry } from '@ito/storage';
+import { DigestingStream, FileStorageDriver, S3StorageDriver, StorageError, StorageRegistry, configuredStorageRegistry } from '@ito/storage';
 import { smallManifest } from '../../../test/support/manifests.js';
 import { startS3Server, type TestS3Server } from '../../../test/support/s3-server.js';
 import { checkDataRefs } from '../src/stages/data-prep.js';
@@ -109,4 +109,36 @@ describe('data prep on s3:// refs', () => {
     expect(noReport).toMatchObject({ ok: false, reason: expect.stringContaining('report_ref is missing') });
     expect(await driver.list('s3://ito-data/ckpt/run_bad/')).toEqual([]);
   });
+
+  it('a store that dies mid-stream fails data prep with a stable storage error to retry, never a verdict on the data, and writes nothing', async () => {
+    const big = Buffer.alloc(48 * 1024 * 1024, 0x61);
+    await driver.write('s3://ito-data/big/corpus.jsonl', big);
+    // The real driver, with the server killed once the first chunk of the first read has arrived.
+    const real = new S3StorageDriver(s3.options({ maxAttempts: 1 }));
+    const killing = Object.create(real) as S3StorageDriver;
+    let killed = false;
+    killing.readStream = async (uri: string) => {
+      const stream = await real.readStream(uri);
+      async function* cut() {
+        for await (const chunk of stream) {
+          yield chunk;
+          if (!killed) {
+            killed = true;
+            await s3.kill();
+          }
+        }
+      }
+      return new DigestingStream(cut(), (err) => (err instanceof StorageError ? err : new StorageError('io_failed', 'unexpected')));
+    };
+    const registry = new StorageRegistry([new FileStorageDriver(), killing]);
+    try {
+      const run = checkDataRefs('run_cut', manifestFor('s3://ito-data/big/corpus.jsonl', sha256(big), 's3://ito-data/corpus/decontamination.json', 's3://ito-data/ckpt/'), { evalBatteryDir, storage: registry });
+      await expect(run).rejects.toMatchObject({ reason: 'io_failed', message: expect.stringMatching(/^s3 storage read failed mid-stream \(/) });
+      expect(killed).toBe(true);
+    } finally {
+      real.close();
+      await s3.restart();
+    }
+    expect(await driver.list('s3://ito-data/ckpt/run_cut/')).toEqual([]);
+  }, 60_000);
 });

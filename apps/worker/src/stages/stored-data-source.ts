@@ -1,5 +1,5 @@
 import { posix } from 'node:path';
-import { schemeOf, type StorageDriver, type StorageRegistry } from '@ito/storage';
+import { isStorageError, schemeOf, type StorageDriver, type StorageRegistry } from '@ito/storage';
 import { MAX_FILES_PER_REF, treeDigest } from './data-digest.js';
 
 /**
@@ -59,7 +59,9 @@ export async function digestStoredRef(ref: string, storage: StorageRegistry): Pr
     }
     return { sha256: treeDigest(files), bytes };
   } catch (err) {
-    // A StorageError's message names the failure, never the URI.
+    // A store that failed (down, cut off mid-stream, timed out) is thrown, so the stage job retries it; a ref that
+    // is not there or not allowed is the manifest's fault, refused. A StorageError's message never names the URI.
+    if (isStorageError(err, 'io_failed')) throw err;
     return { error: err instanceof Error ? err.message : 'unknown error' };
   }
 }
