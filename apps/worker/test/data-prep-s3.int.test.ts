@@ -105,6 +105,8 @@ describe('data prep on s3:// refs', () => {
     expect(tampered).toMatchObject({ ok: false, reason: expect.stringContaining('$.data[0].ref hashes to') });
     const missing = await checkDataRefs('run_bad', manifestFor('s3://ito-data/nothing/', treeOf(LAYOUT), 's3://ito-data/corpus/decontamination.json', 's3://ito-data/ckpt/'), { evalBatteryDir, storage });
     expect(missing).toMatchObject({ ok: false, reason: '$.data[0].ref cannot be read (no object under that prefix)' });
+    const noBucket = await checkDataRefs('run_bad', manifestFor('s3://no-such-bucket/corpus/', treeOf(LAYOUT), 's3://ito-data/corpus/decontamination.json', 's3://ito-data/ckpt/'), { evalBatteryDir, storage });
+    expect(noBucket).toMatchObject({ ok: false, reason: '$.data[0].ref cannot be read (no bucket at that storage URI)' });
     const noReport = await checkDataRefs('run_bad', manifestFor('s3://ito-data/corpus/', treeOf(LAYOUT), 's3://ito-data/corpus/gone.json', 's3://ito-data/ckpt/'), { evalBatteryDir, storage });
     expect(noReport).toMatchObject({ ok: false, reason: expect.stringContaining('report_ref is missing') });
     expect(await driver.list('s3://ito-data/ckpt/run_bad/')).toEqual([]);

@@ -1,4 +1,5 @@
 import type { StorageRegistry } from './registry.js';
+import { isStorageError } from './storage-error.js';
 
 export interface PrefixRemoval {
   /** Objects removed, and their bytes as listed just before. */
@@ -15,7 +16,15 @@ export async function removeUnderPrefix(registry: StorageRegistry, prefix: strin
   const driver = registry.driverFor(prefix);
   let objects = 0;
   let bytes = 0;
-  for (const object of await driver.listObjects(prefix)) {
+  let listed;
+  try {
+    listed = await driver.listObjects(prefix);
+  } catch (err) {
+    // No bucket: nothing there to remove.
+    if (isStorageError(err, 'not_found')) return { objects: 0, bytes: 0 };
+    throw err;
+  }
+  for (const object of listed) {
     if (await driver.remove(object.uri)) {
       objects++;
       bytes += object.bytes;

@@ -235,6 +235,8 @@ async function guarded<T>(operation: string, run: () => Promise<T>): Promise<T> 
   } catch (err) {
     if (err instanceof StorageError) throw err;
     if (operation === 'read' && isNotFound(err)) throw new StorageError('not_found', 'no object at that storage URI');
+    // A listing in a bucket that does not exist is a definite answer, not an outage to retry.
+    if (operation === 'list' && isNotFound(err)) throw new StorageError('not_found', 'no bucket at that storage URI');
     throw new StorageError('io_failed', `s3 storage ${operation} failed (${failureName(err)})`);
   }
 }

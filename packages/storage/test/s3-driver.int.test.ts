@@ -108,6 +108,9 @@ describe('s3:// storage driver against a real S3-compatible server', () => {
     const err = await refusal(() => driver.write('s3://no-such-bucket/secret-key-name', Buffer.from('x')));
     expect(err.reason).toBe('io_failed');
     expect(err.message).toMatch(/^s3 storage write failed \(NoSuchBucket/);
+    const listing = await refusal(() => driver.list('s3://no-such-bucket/prefix/'));
+    expect([listing.reason, listing.message]).toEqual(['not_found', 'no bucket at that storage URI']);
+    expect(await removeUnderPrefix(configuredStorageRegistry({ s3: s3.options() }), 's3://no-such-bucket/prefix/')).toEqual({ objects: 0, bytes: 0 });
     const wrong = new S3StorageDriver(s3.options({ credentials: { accessKeyId: 'NOT-THE-KEY-ID', secretAccessKey: 'not-the-secret-value' } }));
     try {
       const denied = await refusal(() => wrong.read('s3://ito-test/ck/run_a/pretrain/step-20'));

@@ -1,6 +1,6 @@
 import { checkManifestOnce, getManifestBody } from '@ito/api/write';
 import { checkpointPrefix } from '@ito/domain';
-import { defaultStorageRegistry, removeUnderPrefix, type StoredObject } from '@ito/storage';
+import { defaultStorageRegistry, isStorageError, removeUnderPrefix, type StoredObject } from '@ito/storage';
 import type { PipelineResources } from '../resources.js';
 import type { RunRef } from './run-access.js';
 
@@ -24,7 +24,14 @@ export async function listRunPrefix(res: PipelineResources, run: RunRef & { mani
   if (body === null) return null;
   const prefix = checkpointPrefix(checkManifestOnce(body, run.manifest_digest).manifest.checkpoint.storage, run.run_id);
   if (!storage.supports(prefix)) return null;
-  const sizes = new Map((await storage.driverFor(prefix).listObjects(prefix)).map((o: StoredObject) => [o.uri, o.bytes]));
+  const listed = await storage
+    .driverFor(prefix)
+    .listObjects(prefix)
+    .catch((err: unknown) => {
+      if (isStorageError(err, 'not_found')) return [] as StoredObject[];
+      throw err;
+    });
+  const sizes = new Map(listed.map((o) => [o.uri, o.bytes]));
   return {
     /** Removes the rest; `removedCheckpoints` are the URIs the per-checkpoint removal found and removed. */
     async sweep(removedCheckpoints: string[]): Promise<SweptPrefix> {
