@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { lstat, mkdir, mkdtemp, readdir, readFile, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -121,6 +122,25 @@ describe('file:// storage driver', () => {
     const err = await refusal(() => driver.write(uri('plain-file/step-1'), Buffer.from('x')));
     expect(err.reason).toBe('io_failed');
     expect(err.message).toMatch(/^file storage write failed \((ENOTDIR|EEXIST)\)$/);
+  });
+
+  it('streams reads with their sha256, writes streams atomically (a failing source leaves nothing), and lists sizes', async () => {
+    const bytes = Buffer.alloc(3 * 1024 * 1024, 7);
+    async function* pieces(fail: boolean) {
+      yield bytes.subarray(0, 1024 * 1024);
+      if (fail) throw new Error('source broke');
+      yield bytes.subarray(1024 * 1024);
+    }
+    const sha = createHash('sha256').update(bytes).digest('hex');
+    expect(await driver.writeStream(uri('s/whole'), pieces(false))).toEqual({ bytes: bytes.length, sha256: sha });
+    const stream = await driver.readStream(uri('s/whole'));
+    let seen = 0;
+    for await (const chunk of stream) seen += chunk.length;
+    expect([seen, stream.sha256()]).toEqual([bytes.length, sha]);
+    expect((await refusal(() => driver.writeStream(uri('s/broken'), pieces(true)))).reason).toBe('io_failed');
+    expect(await readdir(join(dir, 's'))).toEqual(['whole']);
+    expect(await driver.listObjects(`file://${dir}/s/`)).toEqual([{ uri: uri('s/whole'), bytes: bytes.length }]);
+    expect((await refusal(() => driver.readStream(uri('s/none')))).reason).toBe('not_found');
   });
 
   it('bounds the cost of a listing', async () => {
