@@ -24,18 +24,25 @@ export async function listRunPrefix(res: PipelineResources, run: RunRef & { mani
   if (body === null) return null;
   const prefix = checkpointPrefix(checkManifestOnce(body, run.manifest_digest).manifest.checkpoint.storage, run.run_id);
   if (!storage.supports(prefix)) return null;
-  const listed = await storage
-    .driverFor(prefix)
-    .listObjects(prefix)
-    .catch((err: unknown) => {
-      if (isStorageError(err, 'not_found')) return [] as StoredObject[];
-      throw err;
-    });
+  let listed: StoredObject[];
+  try {
+    listed = await storage.driverFor(prefix).listObjects(prefix);
+  } catch (err) {
+    if (isStorageError(err, 'not_found')) listed = [];
+    // The prefix passes through a symlink (or leaves the driver's roots): nothing is swept through it. The
+    // checkpoints under it are refused one by one, and recorded so.
+    else if (isRefusal(err)) return null;
+    else throw err;
+  }
   const sizes = new Map(listed.map((o) => [o.uri, o.bytes]));
   return {
     /** Removes the rest; `removedCheckpoints` are the URIs the per-checkpoint removal found and removed. */
     async sweep(removedCheckpoints: string[]): Promise<SweptPrefix> {
-      const rest = await removeUnderPrefix(storage, prefix);
+      const rest = await removeUnderPrefix(storage, prefix).catch((err: unknown) => {
+        // Swapped for a symlink since the listing: refused, as above.
+        if (isRefusal(err)) return { objects: 0, bytes: 0 };
+        throw err;
+      });
       const checkpoints = removedCheckpoints.filter((uri) => sizes.has(uri));
       return {
         prefix,
@@ -44,4 +51,9 @@ export async function listRunPrefix(res: PipelineResources, run: RunRef & { mani
       };
     },
   };
+}
+
+/** A path the driver will not go through (./no-follow.ts in @ito/storage): nothing there is removed. */
+function isRefusal(err: unknown): boolean {
+  return isStorageError(err, 'not_an_object') || isStorageError(err, 'outside_root') || isStorageError(err, 'invalid_uri');
 }
