@@ -55,7 +55,7 @@ export async function runDemo(opts: DemoOptions, paths: DemoPaths, term: Termina
   process.once('SIGTERM', stopOnSignal);
   try {
     term.heading('Start the control plane on the embedded default');
-    term.command(`ITO_HOME=${paths.home} ITO_PORT=${opts.port} ito-server start`);
+    term.command(`ITO_HOME=${paths.home} ITO_PORT=${opts.port} ITO_STORAGE_SIMULATED_SCHEMES=s3 ito-server start`);
     term.say('embedded PostgreSQL under $ITO_HOME/pg, queues on BullMQ\'s PostgreSQL backend, API + workers + monitor in one process');
     const server = procs.start('ito-server', bin.server, ['start'], {
       ...baseEnv,
@@ -63,6 +63,8 @@ export async function runDemo(opts: DemoOptions, paths: DemoPaths, term: Termina
       ITO_PORT: String(opts.port),
       ITO_HEARTBEAT_INTERVAL_S: String(opts.heartbeatIntervalS),
       ITO_LOG_LEVEL: 'info',
+      // The example manifest's checkpoints are on s3://, which the demo's simulated agents only model.
+      ITO_STORAGE_SIMULATED_SCHEMES: 's3',
     });
     if (!(await waitReady(apiUrl, () => server.child.exitCode === null, 180_000))) {
       throw new StepError('start', `ito-server did not become ready; its log is ${server.logFile}`);

@@ -2,12 +2,12 @@ import type { ItoConfig, Logger } from '@ito/config';
 import { RUN_EVENTS_CHANNEL, createApiLedger } from '@ito/api/write';
 import { createLedger, migrateDatabase } from '@ito/ledger';
 import { createJobClient, createQueueKit, queueBackendFromEnv } from '@ito/queue';
-import { defaultStorageRegistry } from '@ito/storage';
 import { createRunEvaluator, orchestratorProjection, pipelineJobs, startRelay, storageCheckpointRemover } from '@ito/worker';
 import type { Role } from './args.js';
 import { closePool, createPool, openLedgerDatabase } from './database.js';
 import { startMonitorRole } from './roles/monitor-role.js';
 import { runShutdown, type ShutdownStep } from './shutdown.js';
+import { storageRegistryOf } from './storage-settings.js';
 import { auditDigestRegistration, loadAuditSigningKey } from './workers/audit-digest.js';
 import { WORKER_REGISTRATIONS, startRegisteredWorkers } from './workers/registry.js';
 
@@ -37,6 +37,8 @@ export async function startServer(cfg: ItoConfig, roles: Role[], logger: Logger)
     const pool = createPool(db.url, logger);
     steps.push({ name: 'pool', run: () => closePool(pool) });
 
+    // One registry per process: its S3 client keeps its sockets for every stage, cleanup and confirmation.
+    const storage = storageRegistryOf(cfg);
     const backend = queueBackendFromEnv(cfg, db.url);
     const kit = createQueueKit(backend, {
       prefix: cfg.ITO_QUEUE_PREFIX,
@@ -61,7 +63,8 @@ export async function startServer(cfg: ItoConfig, roles: Role[], logger: Logger)
           logger: workerLog,
           now: () => new Date(),
           nodeAliveWithinMs: cfg.ITO_HEARTBEAT_INTERVAL_S * cfg.ITO_HEARTBEAT_MISSES * 1000,
-          checkpoints: storageCheckpointRemover(defaultStorageRegistry()),
+          checkpoints: storageCheckpointRemover(storage),
+          storage,
           evalBatteryDir: cfg.ITO_EVAL_BATTERY_DIR,
         },
       }, signingKey ? [...WORKER_REGISTRATIONS, auditDigestRegistration(signingKey, cfg.ITO_AUDIT_DIGEST_INTERVAL_S * 1000)] : WORKER_REGISTRATIONS);
@@ -77,7 +80,7 @@ export async function startServer(cfg: ItoConfig, roles: Role[], logger: Logger)
     if (roles.includes('api')) {
       // Loaded only here so worker- and monitor-only processes never load the HTTP stack.
       const { startApiRole } = await import('./roles/api-role.js');
-      const app = await startApiRole({ cfg, logger, pool, kit });
+      const app = await startApiRole({ cfg, logger, pool, kit, storage });
       steps.push({ name: 'api', run: () => app.close() });
     }
     return { stop };

@@ -77,6 +77,8 @@ export async function startCluster(opts: ClusterOptions = {}) {
     ITO_DATABASE_URL: opts.serverDatabaseUrl ? opts.serverDatabaseUrl(db.url) : db.url,
     ITO_HEARTBEAT_INTERVAL_S: String(intervalS),
     ITO_HANG_STEP_FACTOR: String(opts.hangFactor ?? 5),
+    // The example manifest's checkpoints are on s3://, which the simulated agents only model.
+    ITO_STORAGE_SIMULATED_SCHEMES: 's3',
     ...(opts.redisUrl ? { ITO_REDIS_URL: opts.redisUrl } : {}),
     ITO_LOG_LEVEL: 'info',
     ...(opts.serverEnv ?? {}),

@@ -4,6 +4,7 @@ import { isNoFollowError, isStorageError, type StorageRegistry } from '@ito/stor
 import { digestFileRef } from './data-digest.js';
 import { loadEvalBattery, type LoadedBattery } from './eval-battery.js';
 import { prepareDataRef } from './prepare-data.js';
+import { digestStoredRef, isStoredRef } from './stored-data-source.js';
 
 /**
  * A refusal keeps the facts established before it (what was checked and found), so the record shows why, and
@@ -21,7 +22,8 @@ export interface DataPrepDeps {
 }
 
 /**
- * Data prep: every `file://` data ref must hash to its declared sha256, and its decontamination report (the
+ * Data prep: every `file://` data ref, and every ref on a scheme this worker has a storage driver for (`s3://`,
+ * read through the driver: ./stored-data-source.ts), must hash to its declared sha256, and its decontamination report (the
  * provenance the approver relied on) must exist and hash to its declared digest; then its documents go through
  * exact dedup, decontamination against the run's eval battery and near dedup (packages/dataprep), the prepared
  * data is written under the run's prefix, and what was found must agree with the declared provenance. Refs on
@@ -65,28 +67,30 @@ async function checkConfinedDataRefs(
   const runPrefix = `${manifest.checkpoint.storage.replace(/\/+$/, '')}/${runId}/`;
   for (const [index, source] of manifest.data.entries()) {
     const path = `$.data[${index}]`;
-    if (!source.ref.startsWith('file://')) {
+    const stored = (ref: string) => isStoredRef(ref, deps.storage);
+    if (!source.ref.startsWith('file://') && !stored(source.ref)) {
       facts.push({
         type: 'DataRefChecked',
         data: { run_id: runId, index, ref: source.ref, verified: false, method: 'none', note: `no storage driver for ${source.ref.split(':')[0]}:// here; the declared sha256 was not checked` },
       });
       continue;
     }
-    const data = await digest(source.ref);
+    const data = stored(source.ref) ? await digestStoredRef(source.ref, deps.storage) : await digest(source.ref);
     if ('refused' in data) return refuse(`${path}.ref ${data.refused}`, 'data_ref_not_permitted');
     if ('error' in data) return refuse(`${path}.ref cannot be read (${data.error})`);
     // Never the digest found: with it, a mismatch would be an oracle for the bytes of any file the worker can open.
     if (data.sha256 !== source.sha256) return refuse(`${path}.ref does not hash to its declared sha256`);
     const report = source.decontamination.report_ref;
-    if (report.startsWith('file://')) {
-      const r = await digest(report);
+    const reportChecked = report.startsWith('file://') || stored(report);
+    if (reportChecked) {
+      const r = stored(report) ? await digestStoredRef(report, deps.storage) : await digest(report);
       if ('refused' in r) return refuse(`${path}.decontamination.report_ref ${r.refused}`, 'data_ref_not_permitted');
       if ('error' in r) return refuse(`${path}.decontamination.report_ref is missing: the data's provenance cannot be shown (${r.error})`);
       if (r.sha256 !== source.decontamination.report_sha256) return refuse(`${path}.decontamination.report_ref does not hash to its declared report_sha256`);
     }
     facts.push({
       type: 'DataRefChecked',
-      data: { run_id: runId, index, ref: source.ref, verified: true, method: 'sha256', sha256: data.sha256, bytes: data.bytes, ...(report.startsWith('file://') ? { note: 'decontamination report verified' } : {}) },
+      data: { run_id: runId, index, ref: source.ref, verified: true, method: 'sha256', sha256: data.sha256, bytes: data.bytes, ...(reportChecked ? { note: 'decontamination report verified' } : {}) },
     });
 
     battery ??= await loadEvalBattery(deps.evalBatteryDir, manifest.eval.battery);

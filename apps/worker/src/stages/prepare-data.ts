@@ -5,6 +5,7 @@ import { DataPrep, DocumentError, documentText, linesOf, provenanceDisagreement,
 import { fileRefPath, type DataPreparedEvent } from '@ito/domain';
 import type { StorageRegistry } from '@ito/storage';
 import { isDirectoryNoFollow, listTree, readNoFollow, treeDigest } from './data-digest.js';
+import { isStoredRef, storedShardsOf } from './stored-data-source.js';
 
 /** Battery items named in one event; the total is always recorded. */
 const MAX_ITEMS_NAMED = 1000;
@@ -36,12 +37,16 @@ type Removal = { shard: number; line: number } & Omit<Exclude<Verdict, { kept: t
 export async function prepareDataRef(input: PrepareInput): Promise<PrepareOutcome> {
   const { source, index } = input;
   const where = `$.data[${index}]`;
-  // Normalised and inside the tenant's file roots: checked before the digest, which read the same paths.
-  const root = fileRefPath(source.ref)!;
-  const isDir = await isDirectoryNoFollow(root);
+  // An s3:// ref is read through its storage driver (stored-data-source.ts); everything after is the same.
+  const stored = isStoredRef(source.ref, input.storage)
+    ? await storedShardsOf(source.ref, input.storage, (rel) => SHARD_EXTENSIONS.test(rel), source.decontamination.report_ref)
+    : null;
+  // A file:// ref is normalised and inside the tenant's file roots: checked before the digest, which read the same paths.
+  const root = stored ? '' : fileRefPath(source.ref)!;
+  const isDir = stored ? stored.isPrefix : await isDirectoryNoFollow(root);
   const reportPath = fileRefPath(source.decontamination.report_ref);
   const pathOf = (rel: string) => (isDir ? join(root, rel) : root);
-  const shards = (isDir ? await listTree(root) : [basename(root)]).filter((rel) => SHARD_EXTENSIONS.test(rel) && pathOf(rel) !== reportPath);
+  const shards = stored ? stored.shards : (isDir ? await listTree(root) : [basename(root)]).filter((rel) => SHARD_EXTENSIONS.test(rel) && pathOf(rel) !== reportPath);
   if (shards.length === 0) return { ok: false, reason: `${where}.ref holds no .jsonl or .txt shard: there are no documents to prepare` };
 
   const prep = await DataPrep.create(input.battery.battery);
@@ -55,7 +60,7 @@ export async function prepareDataRef(input: PrepareInput): Promise<PrepareOutcom
     const kept: Buffer[] = [];
     let lineNo = 0;
     try {
-      for await (const line of linesOf(readNoFollow(pathOf(rel)))) {
+      for await (const line of linesOf(stored ? stored.open(rel) : readNoFollow(pathOf(rel)))) {
         lineNo++;
         const text = documentText(line, format, lineNo);
         if (text === null) continue;

@@ -235,7 +235,15 @@ export interface RunEventMap {
   CancelRequested: { run_id: string; confirmation_ref: string };
   RunCancelled: { run_id: string; reason: string };
   CleanupStarted: { run_id: string; confirmation_ref: string; to_remove: string[]; release_booking: boolean };
-  CleanupCompleted: { run_id: string; removed: string[]; booking_released: boolean; missing?: string[]; refused?: string[] };
+  /** `refused`: checkpoint URIs not removed (their path passes through a symlink or is not an object). `storage`: everything removed under the run's prefix (checkpoints, prepared data, reports), where a driver could reach it. */
+  CleanupCompleted: {
+    run_id: string;
+    removed: string[];
+    booking_released: boolean;
+    missing?: string[];
+    refused?: string[];
+    storage?: { prefix: string; objects: number; bytes: number };
+  };
   RunSucceeded: { run_id: string };
   RunFailed: { run_id: string; reason: string; code?: string };
   BudgetExhausted: { run_id: string; spent_usd: number; ceiling_usd: number; final_checkpoint_id?: string | null };
