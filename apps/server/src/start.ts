@@ -63,6 +63,7 @@ export async function startServer(cfg: ItoConfig, roles: Role[], logger: Logger)
           nodeAliveWithinMs: cfg.ITO_HEARTBEAT_INTERVAL_S * cfg.ITO_HEARTBEAT_MISSES * 1000,
           checkpoints: storageCheckpointRemover(defaultStorageRegistry()),
           evalBatteryDir: cfg.ITO_EVAL_BATTERY_DIR,
+          dataPrepMaxBytesPerRef: cfg.ITO_DATAPREP_MAX_BYTES_PER_REF,
         },
       }, signingKey ? [...WORKER_REGISTRATIONS, auditDigestRegistration(signingKey, cfg.ITO_AUDIT_DIGEST_INTERVAL_S * 1000)] : WORKER_REGISTRATIONS);
       const evaluator = createRunEvaluator(createJobClient(kit, pipelineJobs), workerLog);

@@ -55,6 +55,8 @@ export const envSchema = z.object({
   ITO_AUDIT_SIGNING_KEY_FILE: z.string().regex(/^\//, 'expected an absolute path').max(4096).optional(),
   ITO_AUDIT_DIGEST_INTERVAL_S: z.coerce.number().int().min(1).max(86_400).default(300),
   ITO_EVAL_BATTERY_DIR: z.string().min(1).refine((v) => v.startsWith('/'), 'expected an absolute directory').optional(),
+  /** Bytes one data ref may make a worker read during data prep; unset: the dataprep default (64 GiB). */
+  ITO_DATAPREP_MAX_BYTES_PER_REF: z.coerce.number().int('expected a whole number of bytes').min(1).max(Number.MAX_SAFE_INTEGER).optional(),
 });
 
 export type RawEnv = z.output<typeof envSchema>;

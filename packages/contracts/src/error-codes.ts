@@ -53,6 +53,7 @@ export const ERROR_CODES = {
   data_policy_violation: { status: 422, retryable: false },
   checkpoint_storage_invalid: { status: 422, retryable: false },
   plan_refused: { status: 422, retryable: false },
+  data_ref_too_large: { status: 422, retryable: false },
 
   invalid_state: { status: 409, retryable: false },
   gate_failed: { status: 409, retryable: false },

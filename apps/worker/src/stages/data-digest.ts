@@ -3,9 +3,16 @@ import { createReadStream } from 'node:fs';
 import { lstat, readdir } from 'node:fs/promises';
 import { join, posix } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { ReadBudget } from '@ito/dataprep';
 
 /** The most files a directory data ref may hold: a bound on the work one manifest can ask of a worker. */
 export const MAX_FILES_PER_REF = 100_000;
+
+/** What one read of a ref may take: its byte bound, and the signal that stops it when the run ends. */
+export interface ReadLimits {
+  maxBytes: number;
+  signal?: AbortSignal | undefined;
+}
 
 export interface RefDigest {
   sha256: string;
@@ -17,15 +24,18 @@ export interface RefDigest {
  * The digest a `file://` data ref is declared by. A file: sha256 of its bytes. A directory (a ref ending in
  * `/`): sha256 over one line `<relative path>\0<sha256 of the file>\n` per regular file, sorted by path, so the
  * digest names the whole tree and nothing else. Symlinks and special files are refused: a data set is bytes
- * the owner put there, not a pointer elsewhere.
+ * the owner put there, not a pointer elsewhere. A ref whose files' sizes pass `limits.maxBytes` is refused before
+ * any byte is read, and bytes are counted while reading too (a file may grow, or report less than it holds).
  */
-export async function digestFileRef(uri: string): Promise<RefDigest> {
+export async function digestFileRef(uri: string, limits: ReadLimits = { maxBytes: Number.MAX_SAFE_INTEGER }): Promise<RefDigest> {
   const path = fileURLToPath(uri);
   if (uri.includes('\u0000') || path.split('/').includes('..')) throw new Error('the path is not normalised');
   const info = await lstat(path);
   if (info.isSymbolicLink()) throw new Error('the path is a symlink');
+  const budget = new ReadBudget(limits.maxBytes, 'bytes');
   if (info.isFile()) {
-    const sha256 = await hashFile(path);
+    budget.wouldFit(info.size);
+    const sha256 = await hashFile(path, budget, limits.signal);
     return { sha256, bytes: info.size, files: 1 };
   }
   if (!info.isDirectory()) throw new Error('the path is neither a file nor a directory');
@@ -33,11 +43,11 @@ export async function digestFileRef(uri: string): Promise<RefDigest> {
   const outer = createHash('sha256');
   let bytes = 0;
   for (const rel of entries) {
-    const full = join(path, rel);
-    const stat = await lstat(full);
-    bytes += stat.size;
-    outer.update(`${rel}\u0000${await hashFile(full)}\n`);
+    limits.signal?.throwIfAborted();
+    bytes += (await lstat(join(path, rel))).size;
   }
+  budget.wouldFit(bytes);
+  for (const rel of entries) outer.update(`${rel}\u0000${await hashFile(join(path, rel), budget, limits.signal)}\n`);
   return { sha256: outer.digest('hex'), bytes, files: entries.length };
 }
 
@@ -48,10 +58,22 @@ export function treeDigest(files: Array<{ rel: string; sha256: string }>): strin
   return outer.digest('hex');
 }
 
-async function hashFile(path: string): Promise<string> {
+async function hashFile(path: string, budget: ReadBudget, signal: AbortSignal | undefined): Promise<string> {
   const hash = createHash('sha256');
-  for await (const chunk of createReadStream(path)) hash.update(chunk as Buffer);
+  for await (const chunk of readChunks(path, budget, signal)) hash.update(chunk);
   return hash.digest('hex');
+}
+
+/**
+ * A file's bytes, chunk by chunk, each counted against `budget` before it is handed on; an aborted `signal`
+ * destroys the stream, so the read stops within one chunk.
+ */
+export async function* readChunks(path: string, budget: ReadBudget, signal: AbortSignal | undefined): AsyncGenerator<Buffer> {
+  for await (const chunk of createReadStream(path, signal ? { signal } : {})) {
+    signal?.throwIfAborted();
+    budget.take((chunk as Buffer).length);
+    yield chunk as Buffer;
+  }
 }
 
 /** Regular files under `root`, relative and sorted; a symlink or special file is refused. */
