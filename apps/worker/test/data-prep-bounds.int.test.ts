@@ -149,3 +149,37 @@ describe('a cancelled run`s data prep', () => {
     expect(filesUnder(join(root, 'ckpt'))).toEqual([]);
   }, 60_000);
 });
+
+describe('a worker shutting down during data prep', () => {
+  let p: Pipeline;
+  let root: string;
+  beforeAll(async () => {
+    p = await startPipeline('postgres');
+    root = mkdtempSync(join(tmpdir(), 'ito-dataprep-shutdown-'));
+  });
+  afterAll(async () => {
+    await p?.close();
+    rmSync(root, { recursive: true, force: true });
+  });
+
+  it('aborts the in-flight job: the queue closes within seconds and the stage is left to be retried', async () => {
+    p.res.dataPrepMaxBytesPerRef = 2 * TIB;
+    const path = join(root, 'huge.jsonl');
+    sparseFile(path, TIB);
+    const seed = await seedTenant(p.api);
+    await p.api.admin.setTenantPolicy({ tenantId: seed.tenant.tenant_id, policy: { checkpoint_storage: { schemes: ['s3', 'file'], prefixes: [] } } });
+    const runId = await submitRun(p.api, seed, JSON.stringify(manifestFor(root, { ref: `file://${path}`, sha256: 'c'.repeat(64) })));
+    const jobId = `stage:${runId}:data_prep@1`;
+    const deadline = Date.now() + 20_000;
+    while ((await p.jobs.snapshot('stage.start', jobId))?.state !== 'active') {
+      if (Date.now() > deadline) throw new Error('the data-prep job never became active');
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    // Hashing 1 TiB takes many minutes: only the abort lets close() return inside the test's time.
+    await p.kit.close();
+    const run = (await p.api.call('GET', `/v1/runs/${runId}`, { key: seed.requester })).body.data;
+    // Not failed, not cancelled: another worker takes the stage up again.
+    expect(run.state).toBe('preparing_data');
+    expect(filesUnder(join(root, 'ckpt'))).toEqual([]);
+  }, 60_000);
+});
