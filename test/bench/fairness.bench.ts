@@ -24,6 +24,7 @@ import { join } from 'node:path';
 import pg from 'pg';
 import { createAdminService, createApiLedger } from '@ito/api';
 import { manifestDigest } from '@ito/contracts';
+import { runStreamId } from '@ito/domain';
 import { migrateDatabase } from '@ito/ledger';
 import { h200Booking } from '../fixtures/bookings.js';
 import { freePort } from '../support/services.js';
@@ -116,7 +117,7 @@ async function main(): Promise<void> {
     const firstStageMs = async (runId: string): Promise<number | null> => {
       const { rows } = await pool.query<{ type: string; at: Date }>(
         `select type, recorded_at as at from events where stream_id = $1 and type in ('RunConfirmed', 'StageStarted') order by stream_version limit 2`,
-        [runId],
+        [runStreamId(runId)],
       );
       const confirmed = rows.find((r) => r.type === 'RunConfirmed');
       const started = rows.find((r) => r.type === 'StageStarted');
@@ -128,7 +129,7 @@ async function main(): Promise<void> {
       const submits: number[] = [];
       let timedOut = 0;
       for (let i = 0; i < VICTIM_RUNS; i++) {
-        const { runId, submitMs } = await train(victim, exampleManifest, `victim-${label}-${i}`);
+        const { runId, submitMs } = await train(victim, exampleManifest, `victim-${label.replace(/ /g, "-")}-${i}`);
         submits.push(submitMs);
         const deadline = Date.now() + VICTIM_TIMEOUT_MS;
         let ms: number | null = null;
@@ -165,13 +166,13 @@ async function main(): Promise<void> {
     }
     // Every attacker job confirmed and queued, and the first of them hashing, before the victim goes again.
     for (const deadline = Date.now() + 60_000; Date.now() < deadline; await sleep(100)) {
-      const { rows } = await pool.query<{ n: number }>(`select count(*)::int as n from events where type = 'StageStarted' and stream_id = any($1)`, [attackerRuns]);
+      const { rows } = await pool.query<{ n: number }>(`select count(*)::int as n from events where type = 'StageStarted' and stream_id = any($1)`, [attackerRuns.map(runStreamId)]);
       if (rows[0]!.n > 0) break;
     }
-    const attackerStartedBefore = (await pool.query<{ n: number }>(`select count(*)::int as n from events where type = 'StageStarted' and stream_id = any($1)`, [attackerRuns])).rows[0]!.n;
+    const attackerStartedBefore = (await pool.query<{ n: number }>(`select count(*)::int as n from events where type = 'StageStarted' and stream_id = any($1)`, [attackerRuns.map(runStreamId)])).rows[0]!.n;
     const attacked = await victimPhase('attacker queued');
     const { rows: attackerStates } = await pool.query<{ state: string; n: number }>(`select state, count(*)::int as n from runs where run_id = any($1) group by state`, [attackerRuns]);
-    const attackerStarted = (await pool.query<{ n: number }>(`select count(*)::int as n from events where type = 'StageStarted' and stream_id = any($1)`, [attackerRuns])).rows[0]!.n;
+    const attackerStarted = (await pool.query<{ n: number }>(`select count(*)::int as n from events where type = 'StageStarted' and stream_id = any($1)`, [attackerRuns.map(runStreamId)])).rows[0]!.n;
 
     say('SIGTERM with the attacker`s jobs in flight');
     const stopAt = performance.now();
