@@ -70,8 +70,7 @@ async function removeWritten(storage: StorageRegistry, uris: string[]): Promise<
 }
 
 async function prepareShards(input: PrepareInput, written: string[]): Promise<PrepareOutcome> {
-  const { signal } = input;
-  const { source, index } = input;
+  const { source, index, signal } = input;
   const where = `$.data[${index}]`;
   const root = fileURLToPath(source.ref);
   const isDir = (await lstat(root)).isDirectory();

@@ -1,3 +1,4 @@
+import type { StageName } from '@ito/contracts';
 import { requireRunningWorkerStage } from '@ito/domain';
 import type { PipelineResources } from '../resources.js';
 import { readRun, type RunRef } from './run-access.js';
@@ -23,7 +24,7 @@ export interface RunWatch {
  * stage attempt is no longer the run's running one. A read that fails (the database restarting) is skipped; the
  * next one decides.
  */
-export function watchRunEnd(res: PipelineResources, job: RunRef & { stage: Parameters<typeof requireRunningWorkerStage>[1]; attempt: number }, outer: AbortSignal | undefined, everyMs = res.runWatchMs ?? RUN_WATCH_INTERVAL_MS): RunWatch {
+export function watchRunEnd(res: PipelineResources, job: RunRef & { stage: StageName; attempt: number }, outer: AbortSignal | undefined, everyMs = res.runWatchMs ?? RUN_WATCH_INTERVAL_MS): RunWatch {
   const controller = new AbortController();
   let runEnded = false;
   let polling = false;
