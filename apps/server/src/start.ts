@@ -30,12 +30,13 @@ export async function startServer(cfg: ItoConfig, roles: Role[], logger: Logger)
   const signingKey = roles.includes('worker') && cfg.ITO_AUDIT_SIGNING_KEY_FILE ? await loadAuditSigningKey(cfg.ITO_AUDIT_SIGNING_KEY_FILE) : null;
   try {
     const db = await openLedgerDatabase(cfg, logger);
-    steps.push({ name: 'database', run: () => db.release() });
+    // Last, and given what is left of the process's shutdown timeout: every step before it is bounded.
+    steps.push({ name: 'database', run: () => db.release(), timeoutMs: 20_000 });
     // The embedded default starts empty, so it is migrated on every start (already-applied steps are skipped).
     if (db.source === 'embedded') await migrateDatabase(db.url);
 
     const pool = createPool(db.url, logger);
-    steps.push({ name: 'pool', run: () => closePool(pool) });
+    steps.push({ name: 'pool', run: () => closePool(pool), timeoutMs: 6_000 });
 
     // One registry per process: its S3 client keeps its sockets for every stage, cleanup and confirmation.
     const storage = storageRegistryOf(cfg);
@@ -45,7 +46,8 @@ export async function startServer(cfg: ItoConfig, roles: Role[], logger: Logger)
       jobLockMs: cfg.ITO_JOB_LOCK_S * 1000,
       onError: (err, source) => logger.warn({ ...source, err: { message: err.message } }, 'queue connection error'),
     });
-    steps.push({ name: 'queue', run: () => kit.close() });
+    // Running jobs are aborted (data prep stops reading within a chunk); one that ignores it is not waited for long.
+    steps.push({ name: 'queue', run: () => kit.close(), timeoutMs: 8_000 });
     logger.info({ roles, database: db.source, queue: backend.kind }, 'starting ito-server');
 
     if (roles.includes('worker')) {
@@ -66,6 +68,7 @@ export async function startServer(cfg: ItoConfig, roles: Role[], logger: Logger)
           checkpoints: storageCheckpointRemover(storage),
           storage,
           evalBatteryDir: cfg.ITO_EVAL_BATTERY_DIR,
+          dataPrepMaxBytesPerRef: cfg.ITO_DATAPREP_MAX_BYTES_PER_REF,
         },
       }, signingKey ? [...WORKER_REGISTRATIONS, auditDigestRegistration(signingKey, cfg.ITO_AUDIT_DIGEST_INTERVAL_S * 1000)] : WORKER_REGISTRATIONS);
       const evaluator = createRunEvaluator(createJobClient(kit, pipelineJobs), workerLog);
@@ -81,7 +84,7 @@ export async function startServer(cfg: ItoConfig, roles: Role[], logger: Logger)
       // Loaded only here so worker- and monitor-only processes never load the HTTP stack.
       const { startApiRole } = await import('./roles/api-role.js');
       const app = await startApiRole({ cfg, logger, pool, kit, storage });
-      steps.push({ name: 'api', run: () => app.close() });
+      steps.push({ name: 'api', run: () => app.close(), timeoutMs: 4_000 });
     }
     return { stop };
   } catch (err) {

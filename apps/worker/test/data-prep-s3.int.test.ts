@@ -113,6 +113,79 @@ describe('data prep on s3:// refs', () => {
     expect(await driver.list('s3://ito-data/ckpt/run_bad/')).toEqual([]);
   });
 
+  /** The real driver behind a registry that counts the bytes every read hands data prep. */
+  function countingStorage(onChunk: (bytes: number) => void = () => undefined) {
+    const real = new S3StorageDriver(s3.options());
+    const counting = Object.create(real) as S3StorageDriver;
+    const seen = { reads: 0, bytes: 0 };
+    counting.readStream = async (uri: string) => {
+      seen.reads++;
+      const stream = await real.readStream(uri);
+      async function* pass() {
+        for await (const chunk of stream) {
+          seen.bytes += chunk.length;
+          onChunk(chunk.length);
+          yield chunk;
+        }
+      }
+      return new DigestingStream(pass(), (err) => (err instanceof StorageError ? err : new StorageError('io_failed', 'unexpected')), stream.size);
+    };
+    return { registry: new StorageRegistry([new FileStorageDriver(), counting]), seen, close: () => real.close() };
+  }
+
+  it('a stored ref past its byte bound is refused data_ref_too_large from its listed or declared size, read at most one chunk, naming no size', async () => {
+    const MIB = 1024 * 1024;
+    const big = Buffer.alloc(16 * MIB, 0x61);
+    await driver.write('s3://ito-data/bounded/corpus.jsonl', big);
+    const { registry, seen, close } = countingStorage();
+    try {
+      // A prefix: the listing's sizes pass the bound, so not one object is read.
+      const prefix = await checkDataRefs('run_big', manifestFor('s3://ito-data/corpus/', treeOf(LAYOUT), 's3://ito-data/corpus/decontamination.json', 's3://ito-data/ckpt/'), {
+        evalBatteryDir,
+        storage: registry,
+        fileRoots: [root],
+        maxBytesPerRef: 100,
+      });
+      expect(prefix).toMatchObject({ ok: false, code: 'data_ref_too_large', reason: '$.data[0].ref holds more than 100 bytes' });
+      expect(seen.reads).toBe(0);
+      // One object: its Content-Length passes the bound, so the read stops at its first chunk.
+      const object = await checkDataRefs('run_big', manifestFor('s3://ito-data/bounded/corpus.jsonl', sha256(big), 's3://ito-data/corpus/decontamination.json', 's3://ito-data/ckpt/'), {
+        evalBatteryDir,
+        storage: registry,
+        fileRoots: [root],
+        maxBytesPerRef: MIB,
+      });
+      expect(object).toMatchObject({ ok: false, code: 'data_ref_too_large', reason: `$.data[0].ref holds more than ${MIB} bytes` });
+      expect(object.ok ? '' : object.reason).not.toContain(String(big.length));
+      expect(seen.bytes).toBeGreaterThan(0);
+      expect(seen.bytes).toBeLessThan(MIB);
+    } finally {
+      close();
+    }
+    expect(await driver.list('s3://ito-data/ckpt/run_big/')).toEqual([]);
+  }, 60_000);
+
+  it('an aborted signal stops an s3 read within a chunk: the abort reaches the caller and nothing is written', async () => {
+    const big = Buffer.alloc(16 * 1024 * 1024, 0x62);
+    await driver.write('s3://ito-data/aborted/corpus.jsonl', big);
+    const controller = new AbortController();
+    const ended = new Error('the run ended');
+    const { registry, seen, close } = countingStorage(() => controller.abort(ended));
+    try {
+      const run = checkDataRefs('run_abort', manifestFor('s3://ito-data/aborted/corpus.jsonl', sha256(big), 's3://ito-data/corpus/decontamination.json', 's3://ito-data/ckpt/'), {
+        evalBatteryDir,
+        storage: registry,
+        fileRoots: [root],
+        signal: controller.signal,
+      });
+      await expect(run).rejects.toBe(ended);
+      expect(seen.bytes).toBeLessThan(1024 * 1024);
+    } finally {
+      close();
+    }
+    expect(await driver.list('s3://ito-data/ckpt/run_abort/')).toEqual([]);
+  }, 60_000);
+
   it('a store that dies mid-stream fails data prep with a stable storage error to retry, never a verdict on the data, and writes nothing', async () => {
     const big = Buffer.alloc(48 * 1024 * 1024, 0x61);
     await driver.write('s3://ito-data/big/corpus.jsonl', big);

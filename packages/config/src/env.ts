@@ -76,6 +76,8 @@ export const envSchema = z.object({
     .string()
     .regex(/^[a-z][a-z0-9+.-]{0,31}(,[a-z][a-z0-9+.-]{0,31})*$/, 'expected comma-separated schemes such as s3,gs')
     .optional(),
+  /** Bytes one data ref may make a worker read during data prep; unset: the dataprep default (64 GiB). */
+  ITO_DATAPREP_MAX_BYTES_PER_REF: z.coerce.number().int('expected a whole number of bytes').min(1).max(Number.MAX_SAFE_INTEGER).optional(),
 });
 
 export type RawEnv = z.output<typeof envSchema>;

@@ -55,6 +55,7 @@ export const ERROR_CODES = {
   data_ref_not_permitted: { status: 422, retryable: false },
   checkpoint_storage_unreachable: { status: 422, retryable: true },
   plan_refused: { status: 422, retryable: false },
+  data_ref_too_large: { status: 422, retryable: false },
 
   invalid_state: { status: 409, retryable: false },
   gate_failed: { status: 409, retryable: false },

@@ -13,6 +13,8 @@ export class DigestingStream implements AsyncIterable<Buffer> {
     private readonly source: AsyncIterable<Uint8Array>,
     /** Turns a failure of the source mid-stream into the driver's own error. */
     private readonly failed: (err: unknown) => Error,
+    /** The size the store declared for the object before any byte arrived (S3's Content-Length); null when it declared none. */
+    readonly size: number | null = null,
   ) {}
 
   async *[Symbol.asyncIterator](): AsyncIterator<Buffer> {

@@ -104,8 +104,17 @@ export class FileStorageDriver implements StorageDriver {
   readStream(uri: string): Promise<DigestingStream> {
     return guarded('read', async () => {
       const file = await this.openObject(uri);
-      return new DigestingStream(file.createReadStream(), (err) =>
-        err instanceof StorageError ? err : new StorageError('io_failed', `file storage read failed mid-stream (${errnoOf(err) ?? 'unknown error'})`),
+      let size: number;
+      try {
+        size = (await file.stat()).size;
+      } catch (err) {
+        await file.close();
+        throw err;
+      }
+      return new DigestingStream(
+        file.createReadStream(),
+        (err) => (err instanceof StorageError ? err : new StorageError('io_failed', `file storage read failed mid-stream (${errnoOf(err) ?? 'unknown error'})`)),
+        size,
       );
     });
   }

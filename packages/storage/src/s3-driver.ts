@@ -130,7 +130,11 @@ export class S3StorageDriver implements StorageDriver {
       const answer = await this.client.send(new GetObjectCommand({ Bucket: at.bucket, Key: at.key }));
       const body = answer.Body as (Readable & AsyncIterable<Uint8Array>) | undefined;
       if (!body) throw new StorageError('io_failed', 's3 storage read returned no body');
-      return new DigestingStream(body, (err) => (err instanceof StorageError ? err : new StorageError('io_failed', `s3 storage read failed mid-stream (${failureName(err)})`)));
+      return new DigestingStream(
+        body,
+        (err) => (err instanceof StorageError ? err : new StorageError('io_failed', `s3 storage read failed mid-stream (${failureName(err)})`)),
+        typeof answer.ContentLength === 'number' ? answer.ContentLength : null,
+      );
     });
   }
 
