@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """A small decoder-only transformer language model, trained with PyTorch DistributedDataParallel through the agent.
 
-It speaks the Itô trainer protocol (docs/trainer-protocol.md) through ito_trainer_protocol: every rank trains, rank 0
-reports progress and checkpoints for the job. The process group comes from the environment the agent sets for a
+It speaks the Itô trainer protocol (docs/trainer-protocol.md) through ito_trainer_protocol: every rank trains and
+writes its progress (the agent reports rank 0's for the job), rank 0 alone checkpoints. The process group comes from the environment the agent sets for a
 multi-node stage (RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT; gloo on CPU, NCCL with --device cuda); on one node it
 trains alone. The text is what data prep wrote for the run (`<storage>/<run>/data/**/*.jsonl|txt` on file://
 storage), read as bytes (a 256-token vocabulary); a run without prepared data trains on a fixed synthetic corpus.
@@ -13,6 +13,7 @@ background thread while training goes on; both times are logged, and the write's
 resume restores all of it, so the step after a resume is the checkpoint's step + 1 on the same data.
 
     python3 torch_lm.py --task <file> [--device cpu|cuda] [--checkpoint-every-steps N] [--progress-every-steps N]
+                        [--progress-every-seconds S (0.5; 0: by steps only)] [--step-delay-ms N]
 """
 
 import argparse
@@ -264,6 +265,7 @@ def train(spec, options):
     writer = AsyncWriter(spec) if rank == 0 else None
     losses, tokens_per_step = [], BATCH * CONTEXT * world
     last_checkpoint = ito.clock()
+    last_progress = time.monotonic()
     interval = spec["checkpoint"]["interval_minutes"] * 60
     while step < spec["total_steps"]:
         if ito.stop_requested():
@@ -282,7 +284,14 @@ def train(spec, options):
         losses.append(loss.item())
         if options.step_delay_ms:
             time.sleep(options.step_delay_ms / 1000)
-        if rank == 0 and (step % options.progress_every_steps == 0 or step == spec["total_steps"]):
+        # The first step of an attempt is always reported: after a resume it shows where training picked up.
+        # Every rank writes progress: the agent reports rank 0's for the job, and another rank's only feeds its
+        # node's heartbeat, so the monitor sees a hang on any rank.
+        # And at least every --progress-every-seconds: the monitor samples the step from heartbeats, so a rank whose
+        # steps are slow must still show them move well within the misses it is judged on.
+        first = step == spec["start_step"] + 1 or (resume and step == resume["step"] + 1)
+        if first or step % options.progress_every_steps == 0 or step == spec["total_steps"] or (options.progress_every_seconds and time.monotonic() - last_progress >= options.progress_every_seconds):
+            last_progress = time.monotonic()
             ito.progress(step=step, tokens=step * tokens_per_step, loss=sum(losses) / len(losses), elapsed_s=ito.clock())
             losses = []
         every = options.checkpoint_every_steps
@@ -327,9 +336,10 @@ def main():
     parser.add_argument("--device", choices=["cpu", "cuda"], default="cpu")
     parser.add_argument("--checkpoint-every-steps", type=int, default=0)
     parser.add_argument("--progress-every-steps", type=int, default=10)
+    parser.add_argument("--progress-every-seconds", type=float, default=0.5)
     parser.add_argument("--step-delay-ms", type=int, default=0)
     options = parser.parse_args()
-    if options.progress_every_steps < 1 or options.checkpoint_every_steps < 0 or options.step_delay_ms < 0:
+    if options.progress_every_steps < 1 or options.checkpoint_every_steps < 0 or options.step_delay_ms < 0 or options.progress_every_seconds < 0:
         parser.error("step counts and delays must not be negative")
     torch.set_num_threads(1)
     spec = ito.load_task()["spec"]

@@ -29,7 +29,7 @@ describe.skipIf(!hasTorch && !process.env.CI)('chaos: PyTorch DDP across two age
     if (!hasTorch) throw new Error(`no PyTorch for ${PYTHON}: CI installs it (apt-get install -y --no-install-recommends python3-torch)`);
     dir = mkdtempSync(join(tmpdir(), 'ito-torch-chaos-'));
     const trainers = join(dir, 'trainers.json');
-    const argv = [PYTHON, join(ROOT, 'examples/trainers/torch_lm.py'), '--checkpoint-every-steps', '40', '--progress-every-steps', '1', '--step-delay-ms', '25'];
+    const argv = [PYTHON, join(ROOT, 'examples/trainers/torch_lm.py'), '--checkpoint-every-steps', '40', '--progress-every-steps', '10', '--step-delay-ms', '25'];
     writeFileSync(trainers, JSON.stringify({ trainers: { default: { argv, env: { PYTHONDONTWRITEBYTECODE: '1', OMP_NUM_THREADS: '1' } } } }));
     const storage = join(dir, 'ckpt');
     const ports: Record<string, number> = { 'gpu-01': 29_611 + (process.pid % 200), 'gpu-02': 29_811 + (process.pid % 200) };
@@ -44,7 +44,7 @@ describe.skipIf(!hasTorch && !process.env.CI)('chaos: PyTorch DDP across two age
         await admin(['tenant', 'policy', 'set', '--tenant', tenantId, '--file-roots', dir, '--storage-schemes', 'file,s3,gs,az']);
       },
       agentArgs: (name) => [
-        '--executor', 'process', '--trainer-config', trainers, '--work-dir', join(dir, 'work', name), '--progress-interval-ms', '100',
+        '--executor', 'process', '--trainer-config', trainers, '--work-dir', join(dir, 'work', name), '--progress-interval-ms', '500',
         '--rendezvous-addr', '127.0.0.1', '--rendezvous-port', String(ports[name]),
       ],
     });
@@ -69,7 +69,8 @@ describe.skipIf(!hasTorch && !process.env.CI)('chaos: PyTorch DDP across two age
     for (const pid of trainerPids) spawnSync('kill', ['-9', pid]);
 
     const events = await c.waitFor(run, 'the run to end', (e) => e.some((x) => ['RunSucceeded', 'RunFailed'].includes(x.type)) && e, 300_000);
-    expect(of(events, 'RunSucceeded'), c.tails()).toHaveLength(1);
+    const story = events.map((e) => `${e.type}${e.data.attempt ? `@${e.data.attempt}` : ''}${e.data.reason ? ` (${e.data.reason})` : ''}`).join(', ');
+    expect(of(events, 'RunSucceeded'), `${story}\n${c.tails()}`).toHaveLength(1);
     expect(await c.ledgerFindings(run)).toEqual([]);
 
     // Re-planned onto the node left: the resumed attempt is one rank, with no rendezvous to meet at.

@@ -141,11 +141,14 @@ export class Agent {
   private async pollLoop(): Promise<void> {
     // What the last answer listed, started or not: the API holds the next request until the node's tasks differ
     // from these, so a listed task this agent will not run (told to stop, already finished here) costs one
-    // answer, not a request loop.
+    // answer, not a request loop. A task still stopping here that the API no longer lists (withdrawn, its trainer
+    // taking its grace to exit) is not named either: naming it would make every answer differ at once, a request
+    // loop for as long as the stop takes, which spends the node's rate limit and starves its heartbeats.
     let listedLast = new Set<string>();
     while (!this.stopped) {
       try {
-        const known = [...new Set([...this.running.keys(), ...listedLast])].slice(0, 16);
+        const ours = [...this.running.values()].filter((r) => r.stopping === null || listedLast.has(r.assignment.task_id)).map((r) => r.assignment.task_id);
+        const known = [...new Set([...ours, ...listedLast])].slice(0, 16);
         const answer = await this.opts.api.assignments(this.opts.pollWaitS ?? 20, known);
         if (this.stopped) return;
         if (!answer.ok) {
