@@ -27,6 +27,7 @@ export async function startChildServer(opts: { databaseUrl: string; roles?: stri
       ITO_PORT: String(port),
       ITO_DATABASE_URL: opts.databaseUrl,
       ITO_LOG_LEVEL: process.env.ITO_BENCH_SERVER_LOG_LEVEL ?? 'error',
+      ITO_STORAGE_SIMULATED_SCHEMES: 's3',
       ...opts.env,
     },
     stdio: ['ignore', 'ignore', 'inherit'],

@@ -96,6 +96,7 @@ async function main(): Promise<void> {
     ITO_DATABASE_URL: db.url,
     ...(BACKEND === 'redis' ? { ITO_REDIS_URL: redisUrl } : {}),
     ITO_LOG_LEVEL: process.env.ITO_BENCH_SERVER_LOG_LEVEL ?? 'error',
+    ITO_STORAGE_SIMULATED_SCHEMES: 's3',
   };
   const main = new URL('../../apps/server/dist/main.js', import.meta.url).pathname;
   const servers = (SPLIT_ROLES ? [['start', '--role', 'api'], ['start', '--role', 'worker']] : [['start']]).map((argv) =>

@@ -61,6 +61,12 @@ describe('a newcomer: clone, npm ci, npm run demo', () => {
       expect(summary.events_seen).toContain(type);
     }
     expect(demo.output).toContain(`${summary.api_url}/desk`);
+    // The desk reads the simulated run on its modelled clock: figures a desk analyst would believe, explained.
+    expect(summary.desk_run.interruptions).toBe(1);
+    expect(summary.desk_run.goodput).toBeGreaterThan(0.5);
+    expect(summary.desk_run.usd_per_productive_gpu_hour).toBeLessThan(2.5 / 0.5);
+    expect(demo.output).toMatch(/goodput \d+\.\d %: training steps kept/);
+    expect(demo.output).toMatch(/npx ito-admin key create --tenant ten_[0-9a-f]{32} --scopes desk:read/);
     // The data stays for the newcomer to explore.
     expect(existsSync(join(home, 'pg'))).toBe(true);
     expect(existsSync(join(home, 'cli', 'credentials.json'))).toBe(true);

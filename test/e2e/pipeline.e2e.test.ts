@@ -81,6 +81,7 @@ for (const backend of BACKENDS) {
         ITO_DATABASE_URL: db.url,
         ITO_HEARTBEAT_INTERVAL_S: '1',
         ITO_LOG_LEVEL: 'warn',
+        ITO_STORAGE_SIMULATED_SCHEMES: 's3',
         ...backend.env!,
       });
       const agents: Proc[] = [];

@@ -81,6 +81,30 @@ describe('post-training with the process executor and the reference trainer', ()
       else expect(counts.rejected).toBe(0);
     }
   }, 180_000);
+
+  it('on a one-node booking the reference trainer runs RLVR colocated: it samples its own batches, the reward rises, the run succeeds', async () => {
+    const seed = await seedTenant(p.api, { nodes: 1 });
+    await p.api.admin.setTenantPolicy({ tenantId: seed.tenant.tenant_id, policy: { checkpoint_storage: { schemes: ['file'], prefixes: [] } } });
+    const argv = [process.execPath, REFERENCE_TRAINER, '--progress-every-steps', '10', '--batches-per-step', '1'];
+    const [node] = await p.startNodes(seed, (name) => new ProcessExecutor({ trainerConfig: { trainers: { default: { argv } } }, workDir: join(dir, `solo-${name}`), stopGraceMs: 5_000, killGraceMs: 2_000 }), 1, 'solo');
+    // The example's recipe: SFT and DPO first give the policy a reward GRPO can raise.
+    const manifest = postTrainingManifest(EXAMPLE_RECIPE, (m) => {
+      m.checkpoint.storage = `file://${dir}/solo-ckpt/`;
+      m.eval.gates = { post_training: { heldout_loss: { max: 10 } } };
+    });
+    const runId = await submitRun(p.api, seed, manifest);
+    await waitForState(p.api, seed, runId, ['succeeded', 'failed', 'gate_failed'], 120_000);
+    const events = await runEvents(p.api, seed, runId);
+    expect(events.at(-1)!.type, events.map((e) => e.type).join(' ')).toBe('RunSucceeded');
+    const started = events.find((e) => e.type === 'StageStarted' && e.data.stage === 'rlvr')!.data;
+    expect(started.tasks.map((t: any) => [t.node_id, t.role])).toEqual([[node!.node_id, 'trainer']]);
+    expect(started.spec.rollout).toBe('colocated');
+    const rlvr = events.find((e) => e.type === 'TaskCompleted' && e.data.stage === 'rlvr')!.data.metrics;
+    expect(rlvr.rlvr_batches_accepted).toBeGreaterThan(0);
+    expect(rlvr.rlvr_reward_last).toBeGreaterThan(rlvr.rlvr_reward_first);
+    const [m] = (await p.api.call('GET', `/v1/runs/${runId}/metrics`, { key: seed.requester })).body.data.rollouts;
+    expect(m).toMatchObject({ stage: 'rlvr', attempt: 1, accepted: rlvr.rlvr_batches_accepted, rejected: 0, pending: 0 });
+  }, 150_000);
 });
 
 const redis = redisForTests();

@@ -89,7 +89,7 @@ for (const topology of TOPOLOGIES) {
       const prefix = `topo_${randomBytes(4).toString('hex')}`;
       const db = await freshDatabase();
       const store = await topology.store();
-      const common = { ITO_DATABASE_URL: db.url, ITO_QUEUE_PREFIX: prefix, ITO_HEARTBEAT_INTERVAL_S: '1', ITO_LOG_LEVEL: 'warn', ...store.env };
+      const common = { ITO_DATABASE_URL: db.url, ITO_QUEUE_PREFIX: prefix, ITO_HEARTBEAT_INTERVAL_S: '1', ITO_LOG_LEVEL: 'warn', ITO_STORAGE_SIMULATED_SCHEMES: 's3', ...store.env };
       const servers: Proc[] = [];
       const agents: Proc[] = [];
       try {

@@ -53,8 +53,8 @@ export const MUTATION_MODULES = {
     timeoutMS: 10_000,
   },
   'monitor-rules': {
-    mutate: ['packages/domain/src/monitor/liveness-rules.ts', 'packages/domain/src/monitor/node-failure.ts', 'packages/domain/src/monitor/resume-facts.ts'],
-    tests: ['packages/domain/test/monitor*.test.ts'],
+    mutate: ['packages/domain/src/monitor/liveness-rules.ts', 'packages/domain/src/monitor/node-failure.ts', 'packages/domain/src/monitor/resume-facts.ts', 'packages/domain/src/monitor/first-step-rules.ts'],
+    tests: ['packages/domain/test/monitor*.test.ts', 'packages/domain/test/first-step*.test.ts'],
     timeoutMS: 10_000,
   },
   'dataprep-passes': {
@@ -70,7 +70,7 @@ export const MUTATION_MODULES = {
     timeoutMS: 10_000,
   },
   'telemetry-projections': {
-    mutate: ['packages/telemetry/src/run-fold.ts', 'packages/telemetry/src/figures.ts', 'packages/telemetry/src/units.ts', 'packages/telemetry/src/segments.ts', 'packages/telemetry/src/causes.ts'],
+    mutate: ['packages/telemetry/src/run-fold.ts', 'packages/telemetry/src/run-clock.ts', 'packages/telemetry/src/figures.ts', 'packages/telemetry/src/units.ts', 'packages/telemetry/src/segments.ts', 'packages/telemetry/src/causes.ts'],
     // The unit tests alone: with desk-telemetry.int every mutant would start the API on a fresh database and the
     // module alone would take most of the half-hour budget; the unit tests pin every figure the route shows.
     tests: ['packages/telemetry/test/*.unit.test.ts'],

@@ -26,6 +26,7 @@ export async function startApi(
     authFailureLimit?: { max: number; timeWindowMs: number };
     agent?: { heartbeatIntervalS: number; heartbeatMisses: number };
     deskAdmission?: { concurrency: number; queue: number };
+    checkpointStorage?: (prefix: string) => Promise<void>;
   } = {},
 ) {
   const db = await freshDatabase();
@@ -51,6 +52,7 @@ export async function startApi(
     ...(opts.authFailureLimit ? { authFailureLimit: opts.authFailureLimit } : {}),
     ...(opts.agent ? { agent: opts.agent } : {}),
     ...(opts.deskAdmission ? { deskAdmission: opts.deskAdmission } : {}),
+    ...(opts.checkpointStorage ? { checkpointStorage: opts.checkpointStorage } : {}),
   });
   await app.listen({ port: 0, host: '127.0.0.1' });
   const url = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;

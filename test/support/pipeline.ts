@@ -7,7 +7,7 @@ import { createLogger } from '@ito/config';
 import { manifestDigest, type Rendezvous } from '@ito/contracts';
 import { createJobClient, createQueueKit, startJobWorkers, type QueueBackendConfig, type QueueKit } from '@ito/queue';
 import { RUN_EVENTS_CHANNEL } from '@ito/api/write';
-import { defaultStorageRegistry } from '@ito/storage';
+import { defaultStorageRegistry, type StorageRegistry } from '@ito/storage';
 import { createRunEvaluator, orchestratorProjection, pipelineHandlers, pipelineJobs, startRelay, storageCheckpointRemover, type PipelineResources, type Relay } from '@ito/worker';
 import { EXAMPLE_MANIFEST, seedTenant, startApi, type Api, type Seed } from './api.js';
 import { withDatabase } from './global-setup.js';
@@ -20,7 +20,7 @@ export type BackendKind = 'redis' | 'postgres';
  * pipeline's BullMQ workers on the chosen backend, and the orchestrator relay. Agents are real `Agent`s talking
  * HTTP to the API with node credentials; only what runs a task on a node is chosen by the test.
  */
-export async function startPipeline(backend: BackendKind, opts: { heartbeatIntervalS?: number; relay?: boolean } = {}) {
+export async function startPipeline(backend: BackendKind, opts: { heartbeatIntervalS?: number; relay?: boolean; storage?: StorageRegistry } = {}) {
   const api = await startApi({ agent: { heartbeatIntervalS: opts.heartbeatIntervalS ?? 1, heartbeatMisses: 3 } });
   const db = new URL(api.pool.options.connectionString!);
   const cfg: QueueBackendConfig =
@@ -34,7 +34,8 @@ export async function startPipeline(backend: BackendKind, opts: { heartbeatInter
     logger,
     now: () => new Date(),
     nodeAliveWithinMs: (opts.heartbeatIntervalS ?? 1) * 3 * 1000,
-    checkpoints: storageCheckpointRemover(defaultStorageRegistry()),
+    checkpoints: storageCheckpointRemover(opts.storage ?? defaultStorageRegistry()),
+    ...(opts.storage ? { storage: opts.storage } : {}),
     evalBatteryDir: fileURLToPath(new URL('../fixtures/evals', import.meta.url)),
   };
   const handlers = pipelineHandlers(res);

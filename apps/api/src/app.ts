@@ -97,6 +97,7 @@ export async function buildApp(deps: ApiDeps): Promise<FastifyInstance> {
       authFailures: new WindowCounter(deps.authFailureLimit?.max ?? 60, deps.authFailureLimit?.timeWindowMs ?? 60_000),
       metrics,
       desk: deskAdmission(deps.deskAdmission),
+      ...(deps.checkpointStorage ? { checkpointStorage: deps.checkpointStorage } : {}),
     };
     const routes: RegisteredRoute[] = [];
     registerIdentityRoutes(app, res, routes);

@@ -34,4 +34,10 @@ export interface ApiDeps {
   deskAdmission?: DeskAdmissionLimits;
   /** The queue backend and the workers' job catalogs, for queue depths and job durations on /metrics. */
   queues?: QueueSource;
+  /**
+   * Proves a run's checkpoint storage usable at the confirmation request (a driver for its scheme; a marker
+   * written, read back and deleted), throwing an ItoError otherwise. The server always wires it; without it (the
+   * in-process API of some tests) only the tenant policy is checked.
+   */
+  checkpointStorage?: (prefix: string) => Promise<void>;
 }

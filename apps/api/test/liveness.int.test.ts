@@ -63,21 +63,27 @@ describe('heartbeat liveness', () => {
     await writer.close();
   });
 
-  it('judges nothing on a task whose trainer reports no step: no step and no progress_at until it reports one', async () => {
+  it('judges no hang on a task whose trainer reports no step; an ended trainer keeps the mark that it reached a step', async () => {
     const writer = createLivenessWriter(pool);
     const at = (s: number) => new Date(Date.UTC(2026, 11, 3, 12, 0, s));
     const read = async () => (await pool.query('select step, progress_at, last_heartbeat_at from node_liveness where node_id = $1', [node(901)])).rows[0];
     await writer.record(beat(901, at(0), { task_id: 'tsk_b', attempt: 1, step: 7 }));
-    // The trainer ended (its last reports are on their way): the beat names the task without a step.
+    // The trainer ended (its last reports are on their way): the beat names the task without a step. No step to
+    // judge a hang on, but progress_at stays: the attempt reached a step, so its start-up allowance is over.
     await writer.record(beat(901, at(2), { task_id: 'tsk_b', attempt: 1, step: null }));
-    expect(await read()).toMatchObject({ step: null, progress_at: null });
+    let row = await read();
+    expect(row.step).toBeNull();
+    expect(row.progress_at.toISOString()).toBe(at(0).toISOString());
     // A late older beat changes nothing of that.
     await writer.record(beat(901, at(1), { task_id: 'tsk_b', attempt: 1, step: 7 }));
-    expect(await read()).toMatchObject({ step: null, progress_at: null });
-    // The next task's first reported step starts its progress clock at that beat.
+    row = await read();
+    expect(row.step).toBeNull();
+    expect(row.progress_at.toISOString()).toBe(at(0).toISOString());
+    // The next task, before its first step, has neither; its first reported step starts its progress clock.
     await writer.record(beat(901, at(4), { task_id: 'tsk_c', attempt: 1, step: null }));
+    expect(await read()).toMatchObject({ step: null, progress_at: null });
     await writer.record(beat(901, at(6), { task_id: 'tsk_c', attempt: 1, step: 0 }));
-    const row = await read();
+    row = await read();
     expect(row.step).toBe(0);
     expect(row.progress_at.toISOString()).toBe(at(6).toISOString());
     await writer.close();

@@ -105,4 +105,30 @@ describe('the rollout exchange', () => {
     expect(await footprint(p.api)).toEqual(before);
     expect(await rows()).toEqual({ b: 0, p: 0 });
   }, 90_000);
+
+  it('on one node, the colocated rank-0 trainer posts its own batches and is handed them, judged and counted the same way', async () => {
+    const seed = await seedTenant(p.api, { nodes: 1 });
+    const a = await node(seed.bookingId, 'gpu-01');
+    const runId = await submitRun(p.api, seed, postTrainingManifest());
+    const trainer = await assignmentOf(a);
+    expect(trainer).toMatchObject({ stage: 'rlvr', spec: { rank: 0, role: 'trainer', rollout: 'colocated' } });
+    const prefix = `${trainer.spec.checkpoint.storage}/${runId}/rlvr`;
+
+    // Sampled with version 0, posted on the rollout route by the trainer itself, then taken by its own poll.
+    const posted = await a.call('POST', `/tasks/${trainer.task_id}/rollouts`, batch(1, 0));
+    expect(posted.status).toBe(200);
+    expect(posted.body.data).toMatchObject({ duplicate: false, policy: { version: 0 }, trainer_done: false });
+    const taken = await a.call('GET', `/tasks/${trainer.task_id}/rollouts?attempt=1&policy_version=0&wait_s=0`);
+    expect(taken.body.data.batches.map((x: any) => [x.policy_version, x.staleness])).toEqual([[0, 0]]);
+    await a.call('POST', `/tasks/${trainer.task_id}/policy`, { attempt: 1, version: 1, uri: `${prefix}/policy-v1` });
+    // The staleness bound still holds for a colocated trainer: a batch of a version it has not published is refused.
+    const ahead = await a.call('POST', `/tasks/${trainer.task_id}/rollouts`, batch(2, 2));
+    expect([ahead.status, ahead.body.error?.code]).toEqual([400, 'validation_failed']);
+    await a.call('POST', `/tasks/${trainer.task_id}/rollouts`, batch(3, 1));
+    const next = await a.call('GET', `/tasks/${trainer.task_id}/rollouts?attempt=1&policy_version=1&wait_s=0`);
+    expect(next.body.data.batches.map((x: any) => [x.policy_version, x.staleness])).toEqual([[1, 0]]);
+
+    const metrics = (await p.api.call('GET', `/v1/runs/${runId}/metrics`, { key: seed.requester })).body.data.rollouts;
+    expect(metrics).toMatchObject([{ stage: 'rlvr', attempt: 1, batches: 2, pending: 0, accepted: 2, rejected: 0, policy_version: 1 }]);
+  }, 90_000);
 });

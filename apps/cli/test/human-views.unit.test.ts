@@ -51,3 +51,20 @@ describe('ito metrics, for people', () => {
     expect(hung.split(/\s{2,}/)).toEqual(['hang', 'node_b', expect.stringMatching(/^2026-12-03T13:00:00.000Z/), '12 s', '-', '-']);
   });
 });
+
+describe('ito status, for people', () => {
+  it('shows what the running stage waits for while it waits, and nothing of it otherwise', async () => {
+    const { renderRun } = await import('../src/human/views.js');
+    const waiting = 'first step on node gpu-01 (allowance 600 s, 12 s so far)';
+    const text = renderRun({ run_id: 'run_1', state: 'post_training', stage: 'rlvr', failure: null, waiting_for: waiting });
+    expect(text.split('\n').find((l) => l.startsWith('waiting_for'))).toMatch(/^waiting_for\s+first step on node gpu-01 \(allowance 600 s, 12 s so far\)$/);
+    expect(renderRun({ run_id: 'run_1', state: 'succeeded', stage: null, failure: null, waiting_for: null })).not.toContain('waiting_for');
+  });
+
+  it('--watch names the wait on its progress line, and only while there is one', async () => {
+    const { progressLine } = await import('../src/human/format.js');
+    const waiting = 'first step on node gpu-01 (allowance 300 s, 12 s so far)';
+    expect(progressLine({ state: 'post_training', stage: 'rlvr', waiting_for: waiting })).toBe(`state post_training · stage rlvr · waiting for ${waiting}`);
+    expect(progressLine({ state: 'post_training', stage: 'rlvr', waiting_for: null })).toBe('state post_training · stage rlvr');
+  });
+});

@@ -1,6 +1,7 @@
 import { copyFileSync, chmodSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { apiReader, waitReady, type RunView } from './api.js';
+import { deskExplanation, type DeskRunFigures } from './desk-lines.js';
 import { runCli, type CliTarget } from './cli.js';
 import type { DemoOptions } from './args.js';
 import { FaultPlan } from './fault-plan.js';
@@ -31,9 +32,12 @@ export interface DemoSummary {
   audit_verify: 'passed' | 'not_available';
   audit_replay: 'passed' | 'not_available';
   desk_telemetry: 'shown' | 'not_available';
+  /** The desk's figures for the run, on its modelled clock (null when the desk did not list it apart). */
+  desk_run: { goodput: number | null; usd_per_productive_gpu_hour: number | null; interruptions: number } | null;
 }
 
 const NODES = ['gpu-01', 'gpu-02'];
+const RATE_USD_PER_GPU_HOUR = 2.5;
 
 /**
  * The whole system on the embedded default, walked through with the real CLI: every command is printed as
@@ -51,7 +55,7 @@ export async function runDemo(opts: DemoOptions, paths: DemoPaths, term: Termina
   process.once('SIGTERM', stopOnSignal);
   try {
     term.heading('Start the control plane on the embedded default');
-    term.command(`ITO_HOME=${paths.home} ITO_PORT=${opts.port} ito-server start`);
+    term.command(`ITO_HOME=${paths.home} ITO_PORT=${opts.port} ITO_STORAGE_SIMULATED_SCHEMES=s3 ito-server start`);
     term.say('embedded PostgreSQL under $ITO_HOME/pg, queues on BullMQ\'s PostgreSQL backend, API + workers + monitor in one process');
     const server = procs.start('ito-server', bin.server, ['start'], {
       ...baseEnv,
@@ -59,6 +63,8 @@ export async function runDemo(opts: DemoOptions, paths: DemoPaths, term: Termina
       ITO_PORT: String(opts.port),
       ITO_HEARTBEAT_INTERVAL_S: String(opts.heartbeatIntervalS),
       ITO_LOG_LEVEL: 'info',
+      // The example manifest's checkpoints are on s3://, which the demo's simulated agents only model.
+      ITO_STORAGE_SIMULATED_SCHEMES: 's3',
     });
     if (!(await waitReady(apiUrl, () => server.child.exitCode === null, 180_000))) {
       throw new StepError('start', `ito-server did not become ready; its log is ${server.logFile}`);
@@ -75,7 +81,7 @@ export async function runDemo(opts: DemoOptions, paths: DemoPaths, term: Termina
       args: [
         'booking', 'create', '--tenant', tenant.tenant_id, '--gpu', 'h200', '--nodes', '2', '--gpus-per-node', '8', '--region', 'us-east-1',
         '--fabric', 'infiniband', '--term-start', new Date(now - 3600_000).toISOString(), '--term-end', new Date(now + 30 * 86400_000).toISOString(),
-        '--rate-usd-per-gpu-hour', '2.5',
+        '--rate-usd-per-gpu-hour', String(RATE_USD_PER_GPU_HOUR),
       ],
     });
     term.ok(`booking ${booking.booking_id}`);
@@ -166,10 +172,12 @@ export async function runDemo(opts: DemoOptions, paths: DemoPaths, term: Termina
 
     const staffKey = { name: 'DESK_KEY', value: staff.key };
     let desk: DemoSummary['desk_telemetry'] = 'not_available';
+    let deskRun: DemoSummary['desk_run'] = null;
     if (available('desk telemetry')) {
       term.heading('The pricing desk\'s telemetry (derived from the ledger alone)');
       await runCli(term, ito, { step: 'desk telemetry', args: ['desk', 'telemetry', '--group-by', 'region,fabric,gpu'], key: staffKey, human: true });
       desk = 'shown';
+      deskRun = await explainDesk(term, apiReader(apiUrl, staff.key), run.run_id);
     }
     const audit = { verify: 'not_available', replay: 'not_available' } as { verify: DemoSummary['audit_verify']; replay: DemoSummary['audit_replay'] };
     if (available('audit verify') || available('audit replay')) term.heading('An auditor checks the ledger');
@@ -198,9 +206,10 @@ export async function runDemo(opts: DemoOptions, paths: DemoPaths, term: Termina
       audit_verify: audit.verify,
       audit_replay: audit.replay,
       desk_telemetry: desk,
+      desk_run: deskRun,
     };
     writeFileSync(join(dir, 'summary.json'), `${JSON.stringify(summary, null, 2)}\n`, { mode: 0o600 });
-    printNextSteps(term, { home: paths.home, tokenFile, apiUrl, runId: run.run_id, defaultPort: opts.port === 8420 });
+    printNextSteps(term, { home: paths.home, tokenFile, apiUrl, runId: run.run_id, tenantId: tenant.tenant_id, defaultPort: opts.port === 8420 });
     if (opts.keepRunning) {
       term.say(`the system keeps running at ${apiUrl} (dashboard: ${apiUrl}/desk); Ctrl-C stops it`);
       await new Promise<void>((resolve) => {
@@ -216,7 +225,19 @@ export async function runDemo(opts: DemoOptions, paths: DemoPaths, term: Termina
   }
 }
 
-function printNextSteps(term: Terminal, at: { home: string; tokenFile: string; apiUrl: string; runId: string; defaultPort: boolean }): void {
+/** The desk's figures for the run, explained one line each; what the summary keeps of them. */
+async function explainDesk(term: Terminal, get: ReturnType<typeof apiReader>, runId: string): Promise<DemoSummary['desk_run']> {
+  const data = await get<{ time_scaled_runs?: DeskRunFigures[]; slo_targets_ms: { detection_p95: number; resume_p95: number } }>('/v1/desk/telemetry?group_by=region,fabric,gpu');
+  const figures = data.time_scaled_runs?.find((r) => r.group.run === runId);
+  if (!figures) {
+    term.say('the run kept pace with the wall clock: its figures are in the fleet\'s table above');
+    return null;
+  }
+  for (const line of deskExplanation(figures, { nodes: NODES.length, rate_usd_per_gpu_hour: RATE_USD_PER_GPU_HOUR, slo_targets_ms: data.slo_targets_ms })) term.say(line);
+  return { goodput: figures.goodput, usd_per_productive_gpu_hour: figures.effective_usd_per_productive_gpu_hour, interruptions: figures.interruptions.total };
+}
+
+function printNextSteps(term: Terminal, at: { home: string; tokenFile: string; apiUrl: string; runId: string; tenantId: string; defaultPort: boolean }): void {
   term.heading('Next');
   term.say(`everything stays in ${at.home}: the ledger, the CLI's login, the agents' and the server's logs (demo/logs)`);
   term.say(`export ITO_HOME=${at.home} ITO_TOKEN_FILE=${at.tokenFile}${at.defaultPort ? '' : ` ITO_PORT=${at.apiUrl.split(':').at(-1)} ITO_API_URL=${at.apiUrl}`}`);
@@ -224,7 +245,9 @@ function printNextSteps(term: Terminal, at: { home: string; tokenFile: string; a
   term.say(`npx ito status ${at.runId}`);
   term.say(`npx ito events ${at.runId}`);
   term.say(`npx ito logs ${at.runId}`);
-  term.say(`open ${at.apiUrl}/desk                            # the pricing desk's dashboard (while the server runs)`);
+  // The page asks for a desk credential; the demo's own is not kept, so this makes one (shown once, as JSON).
+  term.say(`npx ito-admin key create --tenant ${at.tenantId} --scopes desk:read --principal desk-analyst --json   # a desk credential for the page (while the server runs)`);
+  term.say(`open ${at.apiUrl}/desk                            # the pricing desk's dashboard (while the server runs): paste the key above`);
   term.say('npm run demo -- --keep-running                    # keep the system up at the end of the demo');
 }
 

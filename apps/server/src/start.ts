@@ -2,12 +2,12 @@ import type { ItoConfig, Logger } from '@ito/config';
 import { RUN_EVENTS_CHANNEL, createApiLedger } from '@ito/api/write';
 import { createLedger, migrateDatabase } from '@ito/ledger';
 import { createJobClient, createQueueKit, queueBackendFromEnv } from '@ito/queue';
-import { defaultStorageRegistry } from '@ito/storage';
 import { createRunEvaluator, orchestratorProjection, pipelineJobs, startRelay, storageCheckpointRemover } from '@ito/worker';
 import type { Role } from './args.js';
 import { closePool, createPool, openLedgerDatabase } from './database.js';
 import { startMonitorRole } from './roles/monitor-role.js';
 import { runShutdown, type ShutdownStep } from './shutdown.js';
+import { storageRegistryOf } from './storage-settings.js';
 import { auditDigestRegistration, loadAuditSigningKey } from './workers/audit-digest.js';
 import { WORKER_REGISTRATIONS, startRegisteredWorkers } from './workers/registry.js';
 
@@ -30,20 +30,24 @@ export async function startServer(cfg: ItoConfig, roles: Role[], logger: Logger)
   const signingKey = roles.includes('worker') && cfg.ITO_AUDIT_SIGNING_KEY_FILE ? await loadAuditSigningKey(cfg.ITO_AUDIT_SIGNING_KEY_FILE) : null;
   try {
     const db = await openLedgerDatabase(cfg, logger);
-    steps.push({ name: 'database', run: () => db.release() });
+    // Last, and given what is left of the process's shutdown timeout: every step before it is bounded.
+    steps.push({ name: 'database', run: () => db.release(), timeoutMs: 20_000 });
     // The embedded default starts empty, so it is migrated on every start (already-applied steps are skipped).
     if (db.source === 'embedded') await migrateDatabase(db.url);
 
     const pool = createPool(db.url, logger);
-    steps.push({ name: 'pool', run: () => closePool(pool) });
+    steps.push({ name: 'pool', run: () => closePool(pool), timeoutMs: 6_000 });
 
+    // One registry per process: its S3 client keeps its sockets for every stage, cleanup and confirmation.
+    const storage = storageRegistryOf(cfg);
     const backend = queueBackendFromEnv(cfg, db.url);
     const kit = createQueueKit(backend, {
       prefix: cfg.ITO_QUEUE_PREFIX,
       jobLockMs: cfg.ITO_JOB_LOCK_S * 1000,
       onError: (err, source) => logger.warn({ ...source, err: { message: err.message } }, 'queue connection error'),
     });
-    steps.push({ name: 'queue', run: () => kit.close() });
+    // Running jobs are aborted (data prep stops reading within a chunk); one that ignores it is not waited for long.
+    steps.push({ name: 'queue', run: () => kit.close(), timeoutMs: 8_000 });
     logger.info({ roles, database: db.source, queue: backend.kind }, 'starting ito-server');
 
     if (roles.includes('worker')) {
@@ -61,8 +65,10 @@ export async function startServer(cfg: ItoConfig, roles: Role[], logger: Logger)
           logger: workerLog,
           now: () => new Date(),
           nodeAliveWithinMs: cfg.ITO_HEARTBEAT_INTERVAL_S * cfg.ITO_HEARTBEAT_MISSES * 1000,
-          checkpoints: storageCheckpointRemover(defaultStorageRegistry()),
+          checkpoints: storageCheckpointRemover(storage),
+          storage,
           evalBatteryDir: cfg.ITO_EVAL_BATTERY_DIR,
+          dataPrepMaxBytesPerRef: cfg.ITO_DATAPREP_MAX_BYTES_PER_REF,
         },
       }, signingKey ? [...WORKER_REGISTRATIONS, auditDigestRegistration(signingKey, cfg.ITO_AUDIT_DIGEST_INTERVAL_S * 1000)] : WORKER_REGISTRATIONS);
       const evaluator = createRunEvaluator(createJobClient(kit, pipelineJobs), workerLog);
@@ -77,8 +83,8 @@ export async function startServer(cfg: ItoConfig, roles: Role[], logger: Logger)
     if (roles.includes('api')) {
       // Loaded only here so worker- and monitor-only processes never load the HTTP stack.
       const { startApiRole } = await import('./roles/api-role.js');
-      const app = await startApiRole({ cfg, logger, pool, kit });
-      steps.push({ name: 'api', run: () => app.close() });
+      const app = await startApiRole({ cfg, logger, pool, kit, storage });
+      steps.push({ name: 'api', run: () => app.close(), timeoutMs: 4_000 });
     }
     return { stop };
   } catch (err) {

@@ -12,6 +12,8 @@ import type { CheckpointRemover } from './resources.js';
 export function storageCheckpointRemover(storage: StorageRegistry): CheckpointRemover {
   return {
     async remove(checkpoint) {
+      // Simulated first: a modelled checkpoint was never written, even where this worker could reach its store.
+      if (checkpoint.simulated) return { existed: false };
       if (storage.supports(checkpoint.uri)) {
         try {
           return { existed: await storage.driverFor(checkpoint.uri).remove(checkpoint.uri) };
@@ -22,7 +24,6 @@ export function storageCheckpointRemover(storage: StorageRegistry): CheckpointRe
           throw err;
         }
       }
-      if (checkpoint.simulated) return { existed: false };
       throw new ItoError('checkpoint_storage_invalid', `no storage driver for ${checkpoint.uri.split(':')[0]}:// in this worker; the checkpoint was not removed`);
     },
   };

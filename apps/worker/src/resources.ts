@@ -25,4 +25,8 @@ export interface PipelineResources {
   evalBatteryDir?: string | undefined;
   /** Where prepared data is written; the default registry (`file://`) when unset. */
   storage?: StorageRegistry;
+  /** The operator's bound on the bytes of one data ref (ITO_DATAPREP_MAX_BYTES_PER_REF); the dataprep default when unset. */
+  dataPrepMaxBytesPerRef?: number | undefined;
+  /** How often a worker stage checks that its run still runs it. @defaultValue RUN_WATCH_INTERVAL_MS */
+  runWatchMs?: number | undefined;
 }

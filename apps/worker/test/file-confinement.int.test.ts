@@ -154,6 +154,42 @@ describe('the worker keeps a tenant inside its file roots', () => {
     for (const e of deleted) expect(e.data).toMatchObject({ existed: false, refused: 'not_an_object' });
     expect(events.at(-1)!).toMatchObject({ type: 'CleanupCompleted', data: { removed: [], missing: [], refused: kept.map((c) => c.uri) } });
   });
+
+  it('cleanup after `ln -s /victim <storage>/<run>` sweeps nothing through the link, completes, and records every checkpoint refused', async () => {
+    const seed = await seeded();
+    const storage = join(grant, 'cleanup-prefix', 'ckpt');
+    await p.startNodes(seed, () => new SimulatedExecutor({ timeScale: 50_000, progressIntervalMs: 20 }));
+    const runId = await submitRun(p.api, seed, smallManifest((m) => (m.checkpoint.storage = `file://${storage}/`)));
+    await waitForState(p.api, seed, runId, ['succeeded', 'failed', 'gate_failed']);
+    const kept = (await p.api.call('GET', `/v1/runs/${runId}/checkpoints`, { key: seed.requester })).body.data.checkpoints as Array<{ uri: string }>;
+    expect(kept.length).toBeGreaterThan(0);
+
+    // The whole run prefix (checkpoints and anything else the run wrote) now points at a victim's directory.
+    const runDir = join(storage, runId);
+    const target = join(victim, `prefix-${runId}`);
+    renameSync(runDir, target);
+    symlinkSync(target, runDir);
+    const listing = (dir: string): string[] =>
+      readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? listing(join(dir, e.name)).map((n) => `${e.name}/${n}`) : [e.name]));
+    const before = listing(target).sort();
+    expect(before.length).toBeGreaterThanOrEqual(kept.length);
+
+    const cfm = await p.api.call('POST', '/v1/confirmations', { key: seed.requester, body: { action: 'run.cleanup', run_id: runId } });
+    await p.api.call('POST', `/v1/confirmations/${cfm.body.data.confirmation_ref}/approve`, { key: seed.approver });
+    await p.api.call('POST', `/v1/runs/${runId}/cleanup`, {
+      key: seed.requester,
+      body: { confirmation_ref: cfm.body.data.confirmation_ref },
+      headers: { 'idempotency-key': `cleanup-${runId}` },
+    });
+    await waitForState(p.api, seed, runId, ['cleaned']);
+
+    expect(listing(target).sort()).toEqual(before);
+    const events = await runEvents(p.api, seed, runId);
+    const completed = events.at(-1)!;
+    expect(completed).toMatchObject({ type: 'CleanupCompleted', data: { removed: [], missing: [], refused: kept.map((c) => c.uri) } });
+    // Nothing was swept under a prefix the driver would not go through, so no sweep is recorded.
+    expect(completed.data).not.toHaveProperty('storage');
+  });
 });
 
 describe('data prep writes only under the run`s prefix', () => {

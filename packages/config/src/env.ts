@@ -40,6 +40,8 @@ export const envSchema = z.object({
   ITO_HEARTBEAT_MISSES: z.coerce.number().int().min(1).max(100).default(3),
   /** A task is hung after this many of its expected step times without progress while its node still beats. */
   ITO_HANG_STEP_FACTOR: positiveNumber.default(5),
+  /** The longest start-up allowance (seconds): a task that reports no step within its allowance is hung. 300 s keeps such a hang well inside the seed's 10-minute detection bound. */
+  ITO_FIRST_STEP_MAX_S: positiveNumber.max(86_400, 'expected at most 86400 (a day)').default(300),
   /** SLO targets (seconds): a failure detected within this of its last evidence, training resumed within this of detection. */
   ITO_SLO_DETECTION_TARGET_S: positiveNumber.max(600, "expected at most 600 (the seed's 10-minute detection bound)").default(10),
   ITO_SLO_RESUME_TARGET_S: positiveNumber.max(900, "expected at most 900 (the seed's 15-minute resume bound)").default(60),
@@ -55,6 +57,27 @@ export const envSchema = z.object({
   ITO_AUDIT_SIGNING_KEY_FILE: z.string().regex(/^\//, 'expected an absolute path').max(4096).optional(),
   ITO_AUDIT_DIGEST_INTERVAL_S: z.coerce.number().int().min(1).max(86_400).default(300),
   ITO_EVAL_BATTERY_DIR: z.string().min(1).refine((v) => v.startsWith('/'), 'expected an absolute directory').optional(),
+  /** An S3-compatible store: set the region or the endpoint and the server serves `s3://` storage through it. */
+  ITO_S3_REGION: z.string().regex(/^[a-z0-9-]{1,32}$/, 'expected a region name such as us-east-1').optional(),
+  ITO_S3_ENDPOINT: url(['http:', 'https:']).optional(),
+  ITO_S3_PATH_STYLE: z
+    .enum(['0', '1', 'false', 'true'])
+    .default('0')
+    .transform((v) => v === '1' || v === 'true'),
+  /** Credentials from the environment only (unset: the AWS SDK's own chain, e.g. an instance role); never from a manifest. */
+  ITO_S3_ACCESS_KEY_ID: z.string().min(1).max(256).optional(),
+  ITO_S3_SECRET_ACCESS_KEY: z.string().min(1).max(512).optional(),
+  ITO_S3_SESSION_TOKEN: z.string().min(1).max(8192).optional(),
+  ITO_S3_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(30_000),
+  ITO_S3_MAX_ATTEMPTS: z.coerce.number().int().min(1).max(10).default(3),
+  ITO_STORAGE_PROBE_TIMEOUT_MS: z.coerce.number().int().min(100).max(120_000).default(10_000),
+  /** Demo and tests: schemes accepted with no driver because the simulated executor writes nothing there. */
+  ITO_STORAGE_SIMULATED_SCHEMES: z
+    .string()
+    .regex(/^[a-z][a-z0-9+.-]{0,31}(,[a-z][a-z0-9+.-]{0,31})*$/, 'expected comma-separated schemes such as s3,gs')
+    .optional(),
+  /** Bytes one data ref may make a worker read during data prep; unset: the dataprep default (64 GiB). */
+  ITO_DATAPREP_MAX_BYTES_PER_REF: z.coerce.number().int('expected a whole number of bytes').min(1).max(Number.MAX_SAFE_INTEGER).optional(),
 });
 
 export type RawEnv = z.output<typeof envSchema>;
@@ -86,6 +109,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ItoConfig {
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;
     throw new ConfigError(String(issue.path[0] ?? 'environment'), issue.message);
+  }
+  if ((parsed.data.ITO_S3_ACCESS_KEY_ID === undefined) !== (parsed.data.ITO_S3_SECRET_ACCESS_KEY === undefined)) {
+    throw new ConfigError('ITO_S3_SECRET_ACCESS_KEY', 'ITO_S3_ACCESS_KEY_ID and ITO_S3_SECRET_ACCESS_KEY are set together or not at all');
   }
   const home = parsed.data.ITO_HOME ?? join(homedir(), '.ito');
   return {

@@ -51,6 +51,13 @@ describe('environment configuration', () => {
     for (const value of ['0.5', '601', 'long']) expect(() => loadConfig({ ITO_JOB_LOCK_S: value }), value).toThrow(/^invalid environment: ITO_JOB_LOCK_S:/);
   });
 
+  it('reads the start-up allowance bound: 300 s by default, positive and at most a day', () => {
+    expect(loadConfig({}).ITO_FIRST_STEP_MAX_S).toBe(300);
+    expect(loadConfig({ ITO_FIRST_STEP_MAX_S: '4' }).ITO_FIRST_STEP_MAX_S).toBe(4);
+    expect(loadConfig({ ITO_FIRST_STEP_MAX_S: '86400' }).ITO_FIRST_STEP_MAX_S).toBe(86_400);
+    for (const value of ['0', '-5', '86401', 'soon']) expect(() => loadConfig({ ITO_FIRST_STEP_MAX_S: value }), value).toThrow(/^invalid environment: ITO_FIRST_STEP_MAX_S:/);
+  });
+
   it('treats empty strings as unset', () => {
     expect(loadConfig({ ITO_PORT: '' }).ITO_PORT).toBe(8420);
   });

@@ -204,6 +204,11 @@ export const taskSpecSchema = z.strictObject({
   /** The post-training step's options, as the manifest states them. */
   recipe: z.record(z.string().max(64), z.union([z.string().max(2048), z.number(), z.boolean()])).nullable(),
   /**
+   * RLVR tasks: `separate` when other nodes of the attempt roll out, `colocated` when none does and the rank-0
+   * trainer samples its own batches on its node (docs/pipeline.md, "Trainer and rollout").
+   */
+  rollout: z.enum(['separate', 'colocated']).optional(),
+  /**
    * Ladder proxy tasks: which mix the proxy trains on (the custom data refs, or the reference mix) and the data
    * refs (by index) that make the custom mix. The task reports `proxy_eval_loss` in its completion metrics.
    */

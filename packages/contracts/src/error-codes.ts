@@ -53,7 +53,9 @@ export const ERROR_CODES = {
   data_policy_violation: { status: 422, retryable: false },
   checkpoint_storage_invalid: { status: 422, retryable: false },
   data_ref_not_permitted: { status: 422, retryable: false },
+  checkpoint_storage_unreachable: { status: 422, retryable: true },
   plan_refused: { status: 422, retryable: false },
+  data_ref_too_large: { status: 422, retryable: false },
 
   invalid_state: { status: 409, retryable: false },
   gate_failed: { status: 409, retryable: false },

@@ -16,9 +16,10 @@ export function shardFormatOf(name: string): ShardFormat {
 
 /**
  * The lines of a byte stream, decoded as UTF-8 (invalid UTF-8 is refused), without their `\n` or `\r\n`. Memory
- * is one chunk plus one line; a line longer than `maxLineBytes` is refused.
+ * is one chunk plus one line; a line longer than `maxLineBytes` is refused. An aborted `signal` stops it at the
+ * next chunk, so a run that ended does not keep a worker reading.
  */
-export async function* linesOf(chunks: AsyncIterable<Uint8Array | string>, maxLineBytes = MAX_LINE_BYTES): AsyncGenerator<string> {
+export async function* linesOf(chunks: AsyncIterable<Uint8Array | string>, maxLineBytes = MAX_LINE_BYTES, signal?: AbortSignal): AsyncGenerator<string> {
   const decoder = new TextDecoder('utf-8', { fatal: true });
   let pending = '';
   let lineNo = 0;
@@ -30,6 +31,7 @@ export async function* linesOf(chunks: AsyncIterable<Uint8Array | string>, maxLi
     }
   };
   for await (const chunk of chunks) {
+    signal?.throwIfAborted();
     pending += decode(chunk, true);
     let start = 0;
     let nl: number;

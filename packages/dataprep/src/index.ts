@@ -9,3 +9,4 @@ export { BatteryIndex } from './decontaminate.js';
 export { DocumentError, MAX_LINE_BYTES, documentText, linesOf, shardFormatOf, type ShardFormat } from './documents.js';
 export { DataPrep, describeMethod, type DataPrepMethod, type DataPrepSummary, type Verdict } from './prepare.js';
 export { provenanceDisagreement, type DeclaredDecontamination } from './provenance.js';
+export { DEFAULT_MAX_BYTES_PER_REF, DataRefTooLargeError, MAX_BYTES_PER_DECLARED_TOKEN, ReadBudget, dataRefBounds, type DataRefBounds } from './bounds.js';

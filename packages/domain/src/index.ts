@@ -18,6 +18,7 @@ export * from './secret-scan.js';
 export * from './run/data-events.js';
 export * from './pipeline/ladder.js';
 export * from './monitor/liveness-rules.js';
+export * from './monitor/first-step-rules.js';
 export * from './monitor/node-failure.js';
 export * from './monitor/resume-facts.js';
 export * from './slo/slo-breach.js';

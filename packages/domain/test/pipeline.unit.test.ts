@@ -129,7 +129,8 @@ describe('the orchestrator decider', () => {
       h = started(h, 'pretrain', attempt);
       h = [...h, { type: 'StageFailed', data: { run_id: RUN, stage: 'pretrain', attempt, reason: 'crash' } }];
     }
-    expect(nextCommands(fold(h))).toEqual([{ type: 'FailRun', reason: "stage pretrain failed 3 times; the last attempt's task failed" }]);
+    // The run's reason names the last attempt's own.
+    expect(nextCommands(fold(h))).toEqual([{ type: 'FailRun', reason: 'stage pretrain failed 3 times; the last attempt: crash' }]);
   });
 
   it('prunes checkpoints beyond keep_last, oldest first', () => {

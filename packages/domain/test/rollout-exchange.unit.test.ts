@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { assignTasks, judgeBatch } from '@ito/domain';
+import { actsAs, assignTasks, isColocated, judgeBatch } from '@ito/domain';
 
 const RUN = `run_${'a'.repeat(32)}`;
 
@@ -21,5 +21,23 @@ describe('RLVR roles and the staleness rule', () => {
     expect(judgeBatch(5, 2, 2)).toEqual({ accepted: false, staleness: 3 });
     expect(judgeBatch(5, 5, 0)).toEqual({ accepted: true, staleness: 0 });
     expect(judgeBatch(4, 5, 2)).toEqual({ accepted: false, staleness: -1 });
+  });
+
+  it('lets only the rank-0 trainer of a colocated attempt post batches as its own rollout', () => {
+    const tasksOf = (nodes: number, rollout: number) =>
+      assignTasks(RUN, 'rlvr', 1, Array.from({ length: nodes }, (_, i) => `node_${i}`), rollout).map((t) => ({ ...t, status: 'running' as const, last_seq: 0 }));
+    const colocated = tasksOf(2, 0);
+    expect(isColocated(colocated)).toBe(true);
+    expect(actsAs(colocated, colocated[0]!, 'rollout')).toBe(true);
+    expect(actsAs(colocated, colocated[0]!, 'trainer')).toBe(true);
+    // Another trainer rank does not sample: rank 0 speaks for the stage.
+    expect(actsAs(colocated, colocated[1]!, 'rollout')).toBe(false);
+    const separate = tasksOf(2, 1);
+    expect(isColocated(separate)).toBe(false);
+    // With a rollout node, the trainer posts no batch and the rollout publishes no policy.
+    expect(actsAs(separate, separate[0]!, 'rollout')).toBe(false);
+    expect(actsAs(separate, separate[1]!, 'rollout')).toBe(true);
+    expect(actsAs(separate, separate[1]!, 'trainer')).toBe(false);
+    expect(isColocated([])).toBe(false);
   });
 });

@@ -15,7 +15,7 @@ import {
 } from '@ito/domain';
 import { NODES, fold, planned, started } from './support/run-history.js';
 
-const SETTINGS = { interval_s: 2, misses: 3, hang_factor: 5 };
+const SETTINGS = { interval_s: 2, misses: 3, hang_factor: 5, first_step_max_s: 600 };
 const TARGETS = { detection_s: 10, resume_s: 60 };
 const T = (s: number) => new Date(Date.UTC(2026, 11, 3, 12, 0, 0) + s * 1000);
 const T1 = taskIdFor(fold(planned()).runId!, 'pretrain', 1, 1);

@@ -21,6 +21,11 @@ export interface JobDefinition<S extends z.ZodType = z.ZodType> {
   backoffMs?: number;
   /** Exponential for transient faults; fixed for a job that waits for something to become true. @defaultValue 'exponential' */
   backoffType?: 'exponential' | 'fixed';
+  /**
+   * Whose share of the workers the job counts against (a tenant). With the workers' `fairShare` limit, one key's
+   * backlog holds at most that many of a worker's slots; the rest stay free for other keys. Unset: not limited.
+   */
+  fairShareKey?: (data: z.output<S>) => string;
 }
 
 export type JobCatalog = Record<string, JobDefinition>;

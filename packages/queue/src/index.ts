@@ -12,6 +12,6 @@ export {
   type JobData,
 } from './catalog.js';
 export { createJobClient, type JobClient, type JobSnapshot, type JobStatus } from './job-client.js';
-export { startJobWorkers, JobTimeoutError, PermanentJobError, type JobWorkerEvents } from './job-workers.js';
+export { startJobWorkers, JobTimeoutError, PermanentJobError, type FairShare, type JobWorkerEvents } from './job-workers.js';
 export { QueueStoreUnfitError, REQUIRED_EVICTION_POLICY, evictionPolicyOf } from './eviction-policy.js';
 export { redisQueueName } from './kit.js';

@@ -27,7 +27,11 @@ export interface QueueKit {
    * maxmemory-policy is not noeviction. Always resolves on the PostgreSQL backend, which never evicts.
    */
   assertDurable(): Promise<void>;
-  /** Closes workers first (letting running jobs finish), then queues and connections. Idempotent. */
+  /**
+   * Closes workers first, then queues and connections. Running jobs are told to stop (their handler's signal is
+   * aborted) and waited for, so a long job does not hold the shutdown; one that stopped part-way is retried later
+   * like any failed attempt. Idempotent.
+   */
   close(): Promise<void>;
 }
 
@@ -91,7 +95,10 @@ export function createQueueKit(cfg: QueueBackendConfig, opts: QueueKitOptions = 
     assertDurable: backend.assertDurable,
     close() {
       closing ??= (async () => {
-        await Promise.all(workers.map((w) => w.close()));
+        // Closing first stops them taking new jobs; then the running ones are asked to stop.
+        const closed = workers.map((w) => w.close());
+        for (const w of workers) w.cancelAllJobs('the worker is shutting down');
+        await Promise.all(closed);
         await Promise.all([...queues.values()].map((q) => q.close()));
         await backend.close();
       })();

@@ -1,10 +1,11 @@
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { constants } from 'node:fs';
-import { lstat, open, readdir, rename, unlink } from 'node:fs/promises';
+import { lstat, open, readdir, rename, unlink, type FileHandle } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
+import { DigestingStream } from './digest-stream.js';
 import { fileUriOf, filePathOf, isSafeSegment, type FileUriUse } from './file-uri.js';
 import { assertSamePath, ensureDirectoryNoFollow, isNoFollowError, openNoFollow, type NoFollowError } from './no-follow.js';
-import type { StorageDriver } from './storage-driver.js';
+import type { StorageDriver, StoredObject } from './storage-driver.js';
 import { StorageError, isStorageError } from './storage-error.js';
 
 export interface FileStorageOptions {
@@ -30,8 +31,8 @@ const TEMP_FILE = /^\..+\.[0-9a-f]{12}\.tmp$/;
  * never through a symlink), are flushed to disk and renamed over the object, so a crash leaves the old object or
  * the new one; directories are created with mode 0700. No operation follows a symlink at any component of the
  * path, from `/` down (./no-follow.ts): a run's prefix with a symlinked directory in it, or above it, is refused
- * (`not_an_object`) instead of written, listed or deleted through. A delete `lstat`s what it removes. Errors of
- * the file system are reported by their code only: their messages carry the path.
+ * (`not_an_object`) instead of written, streamed, listed or deleted through. A delete `lstat`s what it removes.
+ * Errors of the file system are reported by their code only: their messages carry the path.
  */
 export class FileStorageDriver implements StorageDriver {
   readonly scheme = 'file';
@@ -45,40 +46,83 @@ export class FileStorageDriver implements StorageDriver {
 
   write(uri: string, bytes: Uint8Array): Promise<void> {
     return guarded('write', async () => {
-      const path = this.pathOf(uri, 'object');
-      const dir = dirname(path);
-      await noFollow(() => ensureDirectoryNoFollow(dir, { create: true }));
-      const temp = join(dir, `.${basename(path)}.${randomBytes(6).toString('hex')}.tmp`);
-      const file = await open(temp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o600);
-      try {
-        try {
-          // The directory was checked a moment ago; the temporary file proves it was created there, not elsewhere.
-          await noFollow(() => assertSamePath(file, temp));
-          await file.writeFile(bytes);
-          await file.sync();
-        } finally {
-          await file.close();
-        }
-        await noFollow(() => ensureDirectoryNoFollow(dir, { create: false }));
-        await rename(temp, path);
-      } catch (err) {
-        await unlinkTempNoFollow(dir, temp);
-        throw errnoOf(err) === 'EISDIR' ? notAnObject() : err;
-      }
-      await syncDirectory(dir);
+      await this.writeAtomically(uri, (file) => file.writeFile(bytes));
     });
+  }
+
+  writeStream(uri: string, source: AsyncIterable<Uint8Array>): Promise<{ bytes: number; sha256: string }> {
+    return guarded('write', async () => {
+      const hash = createHash('sha256');
+      let bytes = 0;
+      await this.writeAtomically(uri, async (file) => {
+        for await (const chunk of source) {
+          hash.update(chunk);
+          bytes += chunk.byteLength;
+          await file.write(chunk);
+        }
+      });
+      return { bytes, sha256: hash.digest('hex') };
+    });
+  }
+
+  /** Fills a temporary file beside the object, in a directory proved to have no symlink on its way, and renames it over. */
+  private async writeAtomically(uri: string, fill: (file: FileHandle) => Promise<unknown>): Promise<void> {
+    const path = this.pathOf(uri, 'object');
+    const dir = dirname(path);
+    await noFollow(() => ensureDirectoryNoFollow(dir, { create: true }));
+    const temp = join(dir, `.${basename(path)}.${randomBytes(6).toString('hex')}.tmp`);
+    const file = await open(temp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o600);
+    try {
+      try {
+        // The directory was checked a moment ago; the temporary file proves it was created there, not elsewhere.
+        await noFollow(() => assertSamePath(file, temp));
+        await fill(file);
+        await file.sync();
+      } finally {
+        await file.close();
+      }
+      await noFollow(() => ensureDirectoryNoFollow(dir, { create: false }));
+      await rename(temp, path);
+    } catch (err) {
+      await unlinkTempNoFollow(dir, temp);
+      throw errnoOf(err) === 'EISDIR' ? notAnObject() : err;
+    }
+    await syncDirectory(dir);
   }
 
   read(uri: string): Promise<Buffer> {
     return guarded('read', async () => {
-      const path = this.pathOf(uri, 'object');
-      const file = await noFollow(() => openNoFollow(path, 'file'));
+      const file = await this.openObject(uri);
       try {
         return await file.readFile();
       } finally {
         await file.close();
       }
     });
+  }
+
+  readStream(uri: string): Promise<DigestingStream> {
+    return guarded('read', async () => {
+      const file = await this.openObject(uri);
+      let size: number;
+      try {
+        size = (await file.stat()).size;
+      } catch (err) {
+        await file.close();
+        throw err;
+      }
+      return new DigestingStream(
+        file.createReadStream(),
+        (err) => (err instanceof StorageError ? err : new StorageError('io_failed', `file storage read failed mid-stream (${errnoOf(err) ?? 'unknown error'})`)),
+        size,
+      );
+    });
+  }
+
+  /** Opens a regular file for reading with no symlink at any component of its path. */
+  private openObject(uri: string): Promise<FileHandle> {
+    const path = this.pathOf(uri, 'object');
+    return noFollow(() => openNoFollow(path, 'file'));
   }
 
   remove(uri: string): Promise<boolean> {
@@ -102,39 +146,55 @@ export class FileStorageDriver implements StorageDriver {
   }
 
   list(prefix: string): Promise<string[]> {
-    return guarded('list', async () => {
-      const path = this.pathOf(prefix, 'prefix');
-      const found: string[] = [];
-      let visited = 0;
-      const pending = [path.endsWith('/') ? path.slice(0, -1) || '/' : dirname(path)];
-      while (pending.length > 0) {
-        const dir = pending.pop()!;
-        // Symlinks met as entries are skipped below; each directory read is first proved to have none on its way.
-        try {
-          await noFollow(() => ensureDirectoryNoFollow(dir, { create: false }));
-        } catch (err) {
-          if (isStorageError(err, 'not_found')) continue;
-          throw err;
-        }
-        let entries;
-        try {
-          entries = await readdir(dir, { withFileTypes: true });
-        } catch (err) {
-          const code = errnoOf(err);
-          if (code === 'ENOENT' || code === 'ENOTDIR') continue;
-          throw err;
-        }
-        for (const entry of entries) {
-          if (++visited > this.maxListEntries) throw new StorageError('too_many_objects', `listing visited more than ${this.maxListEntries} entries`);
-          if (!isSafeSegment(entry.name)) continue;
-          const full = dir === '/' ? `/${entry.name}` : `${dir}/${entry.name}`;
-          // A directory is walked only when it can hold a match: it is under the prefix, or the prefix is under it.
-          if (entry.isDirectory() && (full.startsWith(path) || path.startsWith(`${full}/`))) pending.push(full);
-          else if (entry.isFile() && !TEMP_FILE.test(entry.name) && full.startsWith(path)) found.push(fileUriOf(full));
+    return guarded('list', async () => (await this.walk(prefix, false)).map((o) => o.uri));
+  }
+
+  listObjects(prefix: string): Promise<StoredObject[]> {
+    return guarded('list', () => this.walk(prefix, true));
+  }
+
+  /**
+   * Every regular file whose path starts with the prefix's, sorted; with `sized`, each one's size by `lstat`
+   * in the directory just proved, so a symlink swapped in for it is not counted (nor followed).
+   */
+  private async walk(prefix: string, sized: boolean): Promise<StoredObject[]> {
+    const path = this.pathOf(prefix, 'prefix');
+    const found: StoredObject[] = [];
+    let visited = 0;
+    const pending = [path.endsWith('/') ? path.slice(0, -1) || '/' : dirname(path)];
+    while (pending.length > 0) {
+      const dir = pending.pop()!;
+      // Symlinks met as entries are skipped below; each directory read is first proved to have none on its way.
+      try {
+        await noFollow(() => ensureDirectoryNoFollow(dir, { create: false }));
+      } catch (err) {
+        if (isStorageError(err, 'not_found')) continue;
+        throw err;
+      }
+      let entries;
+      try {
+        entries = await readdir(dir, { withFileTypes: true });
+      } catch (err) {
+        const code = errnoOf(err);
+        if (code === 'ENOENT' || code === 'ENOTDIR') continue;
+        throw err;
+      }
+      for (const entry of entries) {
+        if (++visited > this.maxListEntries) throw new StorageError('too_many_objects', `listing visited more than ${this.maxListEntries} entries`);
+        if (!isSafeSegment(entry.name)) continue;
+        const full = dir === '/' ? `/${entry.name}` : `${dir}/${entry.name}`;
+        // A directory is walked only when it can hold a match: it is under the prefix, or the prefix is under it.
+        if (entry.isDirectory() && (full.startsWith(path) || path.startsWith(`${full}/`))) pending.push(full);
+        else if (entry.isFile() && !TEMP_FILE.test(entry.name) && full.startsWith(path)) {
+          if (!sized) found.push({ uri: fileUriOf(full), bytes: 0 });
+          else {
+            const size = await regularFileSize(full);
+            if (size !== null) found.push({ uri: fileUriOf(full), bytes: size });
+          }
         }
       }
-      return found.sort();
-    });
+    }
+    return found.sort((a, b) => (a.uri < b.uri ? -1 : a.uri > b.uri ? 1 : 0));
   }
 
   private pathOf(uri: string, use: FileUriUse): string {
@@ -179,6 +239,18 @@ async function entryKindNoFollow(path: string): Promise<'none' | 'file' | 'other
   } catch (err) {
     const code = errnoOf(err);
     if (code === 'ENOENT' || code === 'ENOTDIR') return 'none';
+    throw err;
+  }
+}
+
+/** The size of the regular file at `path` by `lstat` (never followed); null when it is gone or no longer a file. */
+async function regularFileSize(path: string): Promise<number | null> {
+  try {
+    const info = await lstat(path);
+    return info.isFile() ? info.size : null;
+  } catch (err) {
+    // Removed between the listing and its size: it is not there to account for.
+    if (errnoOf(err) === 'ENOENT') return null;
     throw err;
   }
 }

@@ -9,7 +9,7 @@ const SCHEME = 'file://';
  * Characters with a second meaning in a URI or on a shell (percent escapes, query, fragment, backslash) or none
  * in a path (control characters, NUL). Refusing them keeps one URI naming exactly one path, with no decoding.
  */
-const UNSAFE = /[\u0000-\u001f\u007f%?#\\]/;
+export const UNSAFE = /[\u0000-\u001f\u007f%?#\\]/;
 
 export type FileUriUse = 'object' | 'prefix';
 

@@ -1,6 +1,11 @@
-export type { StorageDriver } from './storage-driver.js';
+export type { StorageDriver, StoredObject } from './storage-driver.js';
 export { StorageError, isStorageError, type StorageFailure } from './storage-error.js';
+export { DigestingStream } from './digest-stream.js';
 export { FileStorageDriver, type FileStorageOptions } from './file-driver.js';
 export { openNoFollow, ensureDirectoryNoFollow, assertSamePath, NoFollowError, isNoFollowError, type NoFollowFailure } from './no-follow.js';
 export { filePathOf, fileUriOf, MAX_FILE_URI_LENGTH, type FileUriUse } from './file-uri.js';
-export { StorageRegistry, defaultStorageRegistry, driverFor, schemeOf } from './registry.js';
+export { S3StorageDriver, type S3StorageOptions } from './s3-driver.js';
+export { s3LocationOf, s3UriOf, MAX_S3_KEY_BYTES, type S3Location, type S3UriUse } from './s3-uri.js';
+export { StorageRegistry, configuredStorageRegistry, defaultStorageRegistry, driverFor, schemeOf, type StorageSettings } from './registry.js';
+export { checkpointStorageCheck, probeStoragePrefix, type CheckpointStorageCheckOptions, type ProbeOptions } from './storage-probe.js';
+export { removeUnderPrefix, type PrefixRemoval } from './prefix-removal.js';

@@ -1,4 +1,5 @@
 import { FileStorageDriver } from './file-driver.js';
+import { S3StorageDriver, type S3StorageOptions } from './s3-driver.js';
 import type { StorageDriver } from './storage-driver.js';
 import { StorageError } from './storage-error.js';
 
@@ -33,15 +34,30 @@ export class StorageRegistry {
     return driver;
   }
 
+  /** The schemes this registry has drivers for, sorted: what a refusal names as available. */
+  schemes(): string[] {
+    return [...this.drivers.keys()].sort();
+  }
+
   supports(uri: string): boolean {
     const scheme = schemeOf(uri);
     return scheme !== null && this.drivers.has(scheme);
   }
 }
 
-/** The registry of this build: `file://` only (an S3-compatible driver registers beside it when it exists). */
+/** The registry of this build with nothing configured: `file://` only. */
 export function defaultStorageRegistry(): StorageRegistry {
   return new StorageRegistry([new FileStorageDriver()]);
+}
+
+export interface StorageSettings {
+  /** Set when this process is configured for an S3-compatible store: `s3://` is then served beside `file://`. */
+  s3?: S3StorageOptions;
+}
+
+/** The registry a process builds from its configuration: `file://` always, `s3://` when configured. */
+export function configuredStorageRegistry(settings: StorageSettings): StorageRegistry {
+  return new StorageRegistry([new FileStorageDriver(), ...(settings.s3 ? [new S3StorageDriver(settings.s3)] : [])]);
 }
 
 const shared = defaultStorageRegistry();

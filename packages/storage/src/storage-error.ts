@@ -1,6 +1,6 @@
 import { ItoError, type ErrorCode } from '@ito/contracts';
 
-export type StorageFailure = 'invalid_uri' | 'unsupported_scheme' | 'outside_root' | 'not_found' | 'not_an_object' | 'too_many_objects' | 'io_failed';
+export type StorageFailure = 'invalid_uri' | 'unsupported_scheme' | 'outside_root' | 'not_found' | 'not_an_object' | 'too_many_objects' | 'io_failed' | 'unreachable';
 
 /**
  * A storage operation refused or failed. Messages say what is wrong with a URI, never the URI itself: URIs come
@@ -17,6 +17,7 @@ export class StorageError extends ItoError {
 
 function codeFor(reason: StorageFailure): ErrorCode {
   if (reason === 'not_found') return 'not_found';
+  if (reason === 'unreachable') return 'checkpoint_storage_unreachable';
   return reason === 'io_failed' ? 'internal_error' : 'checkpoint_storage_invalid';
 }
 

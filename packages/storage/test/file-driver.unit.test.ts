@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { lstat, mkdir, mkdtemp, readdir, readFile, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -147,6 +148,56 @@ describe('file:// storage driver', () => {
     await mkdir(join(dir, 'real'));
     await symlink(join(dir, 'real'), join(dir, 'linked'));
     expect((await refusal(() => driver.write(uri('linked/run_b/data/0/shard.jsonl'), Buffer.from('x')))).reason).toBe('not_an_object');
+    expect(await readdir(join(dir, 'real'))).toEqual([]);
+  });
+
+  it('streams reads with their sha256, writes streams atomically (a failing source leaves nothing), and lists sizes', async () => {
+    const bytes = Buffer.alloc(3 * 1024 * 1024, 7);
+    async function* pieces(fail: boolean) {
+      yield bytes.subarray(0, 1024 * 1024);
+      if (fail) throw new Error('source broke');
+      yield bytes.subarray(1024 * 1024);
+    }
+    const sha = createHash('sha256').update(bytes).digest('hex');
+    expect(await driver.writeStream(uri('s/whole'), pieces(false))).toEqual({ bytes: bytes.length, sha256: sha });
+    const stream = await driver.readStream(uri('s/whole'));
+    let seen = 0;
+    for await (const chunk of stream) seen += chunk.length;
+    expect([seen, stream.sha256()]).toEqual([bytes.length, sha]);
+    expect((await refusal(() => driver.writeStream(uri('s/broken'), pieces(true)))).reason).toBe('io_failed');
+    expect(await readdir(join(dir, 's'))).toEqual(['whole']);
+    expect(await driver.listObjects(`file://${dir}/s/`)).toEqual([{ uri: uri('s/whole'), bytes: bytes.length }]);
+    expect((await refusal(() => driver.readStream(uri('s/none')))).reason).toBe('not_found');
+  });
+
+  it('never streams, stream-writes or lists with sizes through a symlink at any component, nor outside the prefix', async () => {
+    const victim = join(dir, 'victim');
+    await mkdir(victim);
+    await writeFile(join(victim, 'step-100'), 'victim data');
+    await writeFile(join(dir, 'secret'), 'not for the driver');
+    await mkdir(join(dir, 'storage', 'run_a', 'eval'), { recursive: true });
+    await symlink(victim, join(dir, 'storage', 'run_a', 'pretrain'));
+    await symlink(join(dir, 'secret'), join(dir, 'storage', 'run_a', 'eval', 'report.json'));
+    await writeFile(join(dir, 'storage', 'run_a', 'eval', 'kept.json'), '{}');
+    await mkdir(join(dir, 'storage', 'run_ab'));
+    await writeFile(join(dir, 'storage', 'run_ab', 'neighbour'), 'the neighbour run');
+    async function* one() {
+      yield Buffer.from('x');
+    }
+
+    expect((await refusal(() => driver.readStream(uri('storage/run_a/pretrain/step-100')))).reason).toBe('not_an_object');
+    expect((await refusal(() => driver.readStream(uri('storage/run_a/eval/report.json')))).reason).toBe('not_an_object');
+    expect((await refusal(() => driver.writeStream(uri('storage/run_a/pretrain/step-200'), one()))).reason).toBe('not_an_object');
+    expect((await refusal(() => driver.listObjects(`file://${dir}/storage/run_a/pretrain/`))).reason).toBe('not_an_object');
+    // The run's prefix lists its own regular file only: neither the symlinked directory nor the symlinked file, nor run_ab.
+    expect(await driver.listObjects(`file://${dir}/storage/run_a/`)).toEqual([{ uri: uri('storage/run_a/eval/kept.json'), bytes: 2 }]);
+    expect(await readdir(victim)).toEqual(['step-100']);
+
+    // A prefix above which a directory is a symlink is refused for streamed writes and sized listings alike.
+    await mkdir(join(dir, 'real'));
+    await symlink(join(dir, 'real'), join(dir, 'linked'));
+    expect((await refusal(() => driver.writeStream(uri('linked/run_b/data/0/shard.jsonl'), one()))).reason).toBe('not_an_object');
+    expect((await refusal(() => driver.listObjects(`file://${dir}/linked/`))).reason).toBe('not_an_object');
     expect(await readdir(join(dir, 'real'))).toEqual([]);
   });
 

@@ -20,6 +20,3 @@ export const TIME_LABELS: readonly TimeLabel[] = ['productive', ...BADPUT_CAUSES
 /** What interrupted a run: a lost node, a hung task, a crash or a GPU fault reported by the agent. */
 export const INTERRUPTION_CAUSES = ['node_lost', 'hang', 'crash', 'gpu_fault'] as const;
 export type InterruptionCause = (typeof INTERRUPTION_CAUSES)[number];
-
-/** The desk's latency objectives (p95), against which the dashboard draws the measured latencies. */
-export const SLO_TARGETS_MS = { detection_p95: 60_000, resume_p95: 600_000 } as const;

@@ -4,3 +4,4 @@ export * from './segments.js';
 export * from './run-fold.js';
 export * from './figures.js';
 export * from './units.js';
+export * from './run-clock.js';

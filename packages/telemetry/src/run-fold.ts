@@ -1,4 +1,5 @@
 import type { InterruptionCause, TimeLabel } from './causes.js';
+import { advanceClock, startAttempt, startingClock, type RunClock } from './run-clock.js';
 import { appendSegment, overlaySegment, type Segment } from './segments.js';
 
 /**
@@ -39,9 +40,18 @@ export interface RunTelemetry {
   last_at: number | null;
   mode: Mode;
   stage: string | null;
-  /** The highest step reported so far, and the highest reported before the last interruption or restart. */
+  /**
+   * The highest step reported so far, and the highest reported before the last interruption or restart, of the
+   * training stage `steps_stage` (each stage counts its steps from 1 again).
+   */
   max_step: number;
   recompute_until: number;
+  steps_stage?: string | null;
+  /**
+   * The clock the segments are on: wall time, or for a time-scaled run its modelled time (run-clock.ts). The
+   * span's start is the same on both; `started_at`, `ended_at`, `last_at` and every `at` stay wall times.
+   */
+  clock: RunClock;
   segments: Segment[];
   interruptions: Interruption[];
   checkpoints: CheckpointTransfer[];
@@ -77,6 +87,8 @@ export function emptyRunTelemetry(runId: string): RunTelemetry {
     stage: null,
     max_step: -1,
     recompute_until: -1,
+    steps_stage: null,
+    clock: startingClock(),
     segments: [],
     interruptions: [],
     checkpoints: [],
@@ -111,7 +123,10 @@ function closingLabel(s: RunTelemetry, e: TelemetryEvent): TimeLabel {
     case 'training': {
       if (e.type === 'ProgressRecorded') {
         const step = num(e.data.step) ?? s.max_step;
-        return step > s.recompute_until ? 'productive' : 'wasted_progress';
+        // A later stage's steps start from 1 again: they are measured against nothing of the stage before.
+        const laterStage = s.steps_stage != null && isTrainingStage(e.data.stage) && e.data.stage !== s.steps_stage;
+        const floor = laterStage ? -1 : s.recompute_until;
+        return step > floor ? 'productive' : 'wasted_progress';
       }
       // Work since the last report is lost with the attempt: it will be recomputed after the restore.
       if (interruptionOf(e) || e.type === 'TaskFailed' || e.type === 'StageFailed') return 'wasted_progress';
@@ -146,20 +161,26 @@ export function applyRunEvent(s: RunTelemetry, e: TelemetryEvent): void {
     if (s.started_at !== null) return;
     s.started_at = e.at;
     s.last_at = e.at;
+    s.clock = startingClock(e.at);
     s.booking_id = typeof e.data.booking_id === 'string' ? e.data.booking_id : null;
     return;
   }
   if (s.started_at === null || s.ended_at !== null || s.last_at === null) return;
+  // A state folded before the run's clock was kept reads as a wall clock at its latest event.
+  s.clock ??= startingClock(s.last_at);
   const at = Math.max(e.at, s.last_at);
-  appendSegment(s.segments, s.last_at, at, closingLabel(s, e));
+  const from = s.clock.clock_at ?? s.last_at;
+  const to = advanceClock(s.clock, s.last_at, at, s.mode === 'training', e);
+  appendSegment(s.segments, from, to, closingLabel(s, e));
   s.last_at = at;
 
   const interruption = interruptionOf(e);
   if (interruption) {
     // A lost node, then its task's failure, is one incident: counted once, at its first event.
     if (s.mode !== 'recovering') {
-      const from = interruption.detectedFrom !== null ? Math.max(interruption.detectedFrom, s.started_at) : null;
-      if (from !== null && from < at) overlaySegment(s.segments, from, at, 'infrastructure_recovery');
+      // The detection gap is the control plane's wall time: it reaches back that far on the run's clock.
+      const gap = interruption.detectedFrom !== null ? at - Math.max(interruption.detectedFrom, s.started_at) : 0;
+      if (gap > 0) overlaySegment(s.segments, Math.max(s.started_at, to - gap), to, 'infrastructure_recovery');
       s.interruptions.push({ cause: interruption.cause, at, detection_ms: interruption.detectedFrom !== null ? Math.max(0, e.at - interruption.detectedFrom) : null, resume_ms: null });
       s.recompute_until = Math.max(s.recompute_until, s.max_step);
       s.mode = 'recovering';
@@ -170,12 +191,21 @@ export function applyRunEvent(s: RunTelemetry, e: TelemetryEvent): void {
   switch (e.type) {
     case 'StageStarted':
       s.stage = typeof e.data.stage === 'string' ? e.data.stage : null;
+      if (s.stage !== null) startAttempt(s.clock, s.stage, typeof e.data.attempt === 'number' && Number.isInteger(e.data.attempt) ? e.data.attempt : 1, at);
       s.mode = s.stage === 'data_prep' ? 'data_prep' : s.stage === 'planning' ? 'program_startup' : isTrainingStage(s.stage) ? 'train_startup' : 'other';
       break;
     case 'ProgressRecorded': {
       const step = num(e.data.step);
-      if (isTrainingStage(e.data.stage ?? s.stage) && (s.mode === 'train_startup' || s.mode === 'training')) {
+      const stage = e.data.stage ?? s.stage;
+      if (isTrainingStage(stage) && (s.mode === 'train_startup' || s.mode === 'training')) {
         s.mode = 'training';
+        if (typeof stage === 'string' && stage !== s.steps_stage) {
+          if (s.steps_stage != null) {
+            s.max_step = -1;
+            s.recompute_until = -1;
+          }
+          s.steps_stage = stage;
+        }
         if (step !== null) s.max_step = Math.max(s.max_step, step);
       }
       break;
@@ -189,7 +219,8 @@ export function applyRunEvent(s: RunTelemetry, e: TelemetryEvent): void {
       const ms = Math.round(seconds * 1000);
       if (bytes !== null && bytes >= 0) s.checkpoints.push({ kind, at, bytes, ms });
       // An asynchronous save does not hold training up; a synchronous one and every restore do.
-      if (kind === 'restore' || e.data.async !== true) overlaySegment(s.segments, Math.max(s.started_at, at - ms), at, kind === 'save' ? 'checkpoint_save_stall' : 'checkpoint_restore');
+      // Save and restore times are the executor's, so they reach back on the run's clock.
+      if (kind === 'restore' || e.data.async !== true) overlaySegment(s.segments, Math.max(s.started_at, to - ms), to, kind === 'save' ? 'checkpoint_save_stall' : 'checkpoint_restore');
       break;
     }
     case 'RunResumed': {
@@ -215,6 +246,7 @@ export function applyRunEvent(s: RunTelemetry, e: TelemetryEvent): void {
     case 'RunFailed':
     case 'RunCancelled':
       s.ended_at = at;
+      s.clock.reading = null;
       s.mode = 'ended';
       break;
     default:

@@ -102,3 +102,23 @@ export function unitsOf(bookings: readonly BookingFacts[], runs: readonly RunTel
   }
   return [...units.values()];
 }
+
+/**
+ * Time-scaled runs (run-clock.ts), each whole and on its own clock: one unit per run whose booked time is its
+ * span on that clock (its segments cover it end to end, so nothing is idle). The desk shows these apart from the
+ * fleet: their hours are modelled, not hours any booking was used for.
+ */
+export function timeScaledUnitsOf(bookings: readonly BookingFacts[], runs: readonly RunTelemetry[]): TelemetryUnit[] {
+  const byId = new Map(bookings.map((b) => [b.booking_id, b]));
+  const whole = { from: -Infinity, to: Infinity };
+  const units: TelemetryUnit[] = [];
+  for (const r of runs) {
+    const b = r.booking_id ? byId.get(r.booking_id) : undefined;
+    if (!b || r.started_at === null || !r.clock?.time_scaled) continue;
+    const span = Math.max(0, (r.clock.clock_at ?? r.started_at) - r.started_at);
+    const u = emptyUnit(b, r.run_id, span * b.nodes);
+    addRun(u, r, b.nodes, whole);
+    units.push(u);
+  }
+  return units;
+}

@@ -77,6 +77,8 @@ export async function startCluster(opts: ClusterOptions = {}) {
     ITO_DATABASE_URL: opts.serverDatabaseUrl ? opts.serverDatabaseUrl(db.url) : db.url,
     ITO_HEARTBEAT_INTERVAL_S: String(intervalS),
     ITO_HANG_STEP_FACTOR: String(opts.hangFactor ?? 5),
+    // The example manifest's checkpoints are on s3://, which the simulated agents only model.
+    ITO_STORAGE_SIMULATED_SCHEMES: 's3',
     ...(opts.redisUrl ? { ITO_REDIS_URL: opts.redisUrl } : {}),
     ITO_LOG_LEVEL: 'info',
     ...(opts.serverEnv ?? {}),
@@ -141,7 +143,7 @@ export async function startCluster(opts: ClusterOptions = {}) {
     return { status: r.status, body: (await r.json()) as any };
   };
 
-  /** Requests and approves a train of the chaos manifest; returns the body POST /v1/runs takes. */
+  /** Requests and approves a train of the cluster's manifest; returns the body POST /v1/runs takes. */
   const approvedTrain = async () => {
     const manifest = opts.manifest ?? CHAOS_MANIFEST;
     const digest = manifestDigest(manifest);
@@ -152,7 +154,7 @@ export async function startCluster(opts: ClusterOptions = {}) {
     return { booking_id: booking.booking_id, manifest, manifest_digest: digest, confirmation_ref: ref };
   };
 
-  /** Requests, approves and submits a train of the chaos manifest; returns the run id. */
+  /** Requests, approves and submits a train of the cluster's manifest; returns the run id. */
   const submitRun = async (key = 'chaos-run'): Promise<string> => {
     const r = await call('POST', '/v1/runs', await approvedTrain(), tenant.requester_key, { 'idempotency-key': key });
     if (r.status !== 201) throw new Error(`train refused: ${JSON.stringify(r.body)}`);

@@ -97,7 +97,7 @@ export class SimulatedTask {
     while (this.step < total) {
       if (this.writeFailure !== null) throw this.writeFailure;
       if (this.stopRequest || this.hung) return this.stopped();
-      if (rlvr && rlvr.needsBatch(this.step) && !(await rlvr.takeBatch())) continue;
+      if (rlvr && rlvr.needsBatch(this.step) && !(await this.batchFor(rlvr))) continue;
       if (!(await this.advance(step * this.slowFactor))) continue;
       this.step++;
       this.events.step?.(this.step);
@@ -120,6 +120,20 @@ export class SimulatedTask {
       this.record(this.step, timing.save_seconds, false);
     }
     return { kind: 'completed', step: this.step, elapsed_s: this.sim, ...(rlvr ? { metrics: rlvr.metrics() } : {}) };
+  }
+
+  /**
+   * The trainer's next batch. Colocated (no rollout node), it first samples one itself with the policy it holds,
+   * spending the modelled generation time on its own clock, and posts it through the exchange like a rollout
+   * would; then it takes what the control plane hands over. False when there is none yet (or a stop came first).
+   */
+  private async batchFor(rlvr: SimulatedRlvr): Promise<boolean> {
+    if (this.spec.rollout === 'colocated') {
+      const seconds = stepSeconds(this.spec) * rlvr.stepsPerVersion * ROLLOUT_SECONDS_PER_TRAINER_STEP;
+      if (!(await this.advance(seconds * this.slowFactor))) return false;
+      await rlvr.postBatch();
+    }
+    return rlvr.takeBatch();
   }
 
   /**

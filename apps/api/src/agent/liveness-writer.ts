@@ -70,9 +70,11 @@ export function createLivenessWriter(pool: pg.Pool): LivenessWriter {
 /**
  * One statement for a batch. `step` only moves forward within one task attempt; `progress_at` moves when the
  * step does (or when a new task attempt begins, or the first step is reported); `step_s` is a moving average of
- * seconds per step between moves. A beat without a step (no trainer reporting steps) clears step and
- * `progress_at`: there is then nothing to judge a hang on. A beat older than the newest one recorded (a resend
- * that arrived late) moves nothing back.
+ * seconds per step between moves. A beat without a step (no trainer reporting steps) clears step: there is then
+ * nothing to judge a hang on. It clears `progress_at` too, unless it names the same task attempt (a trainer that
+ * ended and is delivering its last reports): then `progress_at` stays, as the mark that the attempt reached a
+ * step, so the start-up allowance never judges it. A beat older than the newest one recorded (a resend that
+ * arrived late) moves nothing back.
  */
 export async function upsertBeats(db: Pick<pg.Pool, 'query'>, beats: Beat[]): Promise<void> {
   if (beats.length === 0) return;
@@ -95,6 +97,7 @@ export async function upsertBeats(db: Pick<pg.Pool, 'query'>, beats: Beat[]): Pr
                else excluded.step end,
              progress_at = case
                when excluded.last_heartbeat_at < l.last_heartbeat_at then l.progress_at
+               when excluded.step is null and l.task_id is not distinct from excluded.task_id and l.attempt is not distinct from excluded.attempt then l.progress_at
                when excluded.step is null then null
                when l.task_id is distinct from excluded.task_id or l.attempt is distinct from excluded.attempt then excluded.last_heartbeat_at
                when l.step is null or excluded.step > l.step then excluded.last_heartbeat_at

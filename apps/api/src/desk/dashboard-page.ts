@@ -33,6 +33,9 @@ export const DASHBOARD_HTML = `<!doctype html>
   <section><h2>Checkpoint save bandwidth (GB/s), p50 and p95 by region and fabric</h2><div id="chart-bandwidth" class="chart"></div></section>
   <section><h2>Detection and resume latency p95 against their targets (s)</h2><div id="chart-slo" class="chart"></div></section>
   <section><h2>By region and fabric</h2><table id="groups"></table></section>
+  <section id="simulated" hidden><h2>Time-scaled (simulated) runs, on their modelled clock</h2>
+    <p class="note">A simulated executor runs hours of modelled training in seconds. Each such run is accounted whole on its own clock and left out of the fleet's figures and prices above.</p>
+    <table id="simulated-runs"></table></section>
 </main>
 <script src="/desk/uplot.js"></script>
 <script src="/desk/dashboard.js"></script>
@@ -46,5 +49,5 @@ header p{color:#555}form{display:flex;gap:.5rem;align-items:center;flex-wrap:wra
 input{padding:.3rem}#status{min-height:1.2em;font-weight:600}#status.error{color:#b00020}
 main{display:grid;grid-template-columns:repeat(auto-fit,minmax(520px,1fr));gap:1rem}
 section{background:#fff;border:1px solid #ddd;border-radius:6px;padding:.75rem}h2{font-size:15px;margin:.2rem 0 .6rem}
-table{border-collapse:collapse;width:100%}td,th{padding:.2rem .4rem;border-bottom:1px solid #eee;text-align:right}th:first-child,td:first-child{text-align:left}
+p.note{color:#555;margin:.2rem 0 .6rem}#simulated{grid-column:1/-1}section{overflow-x:auto}table{border-collapse:collapse;width:100%}td{white-space:nowrap}td.empty{color:#555;text-align:left}td,th{padding:.2rem .4rem;border-bottom:1px solid #eee;text-align:right}th:first-child,td:first-child{text-align:left}
 `;

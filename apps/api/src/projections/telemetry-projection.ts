@@ -55,7 +55,9 @@ async function foldRuns(client: pg.PoolClient, events: StoredEvent[]): Promise<v
   for (const table of ['telemetry_segments', 'telemetry_interruptions', 'telemetry_checkpoints']) {
     await client.query(`delete from ${table} where run_id = any($1)`, [ids]);
   }
-  await writeRows(client, touched.filter((s) => s.booking_id !== null));
+  // A time-scaled run's segments are on its modelled clock, not the booking's wall timeline: it stays in
+  // telemetry_runs (its state), and the desk reads it from there, apart from the fleet.
+  await writeRows(client, touched.filter((s) => s.booking_id !== null && s.clock?.time_scaled !== true));
 }
 
 async function writeRows(client: pg.PoolClient, runs: RunTelemetry[]): Promise<void> {

@@ -79,6 +79,8 @@ export async function requestConfirmation(res: Resources, tenantId: string, requ
     await checkFileRefLinks(manifest, policy.file_roots);
     const outcome = planFor(manifest, booking, now);
     checkBudget(manifest, outcome.estimated_cost_usd, outcome.incremental_cost_usd);
+    // Last of the gates: it is the one that does I/O on the tenant's storage, so nothing cheaper refuses after it.
+    await provenStorage(res, manifest.checkpoint.storage);
     binding = {
       booking_id: booking.booking_id,
       run_id: null,
@@ -123,6 +125,17 @@ export async function requestConfirmation(res: Resources, tenantId: string, requ
     return rows[0]!;
   });
   return confirmationView(stored, now);
+}
+
+/** The server's own check of the checkpoint storage (see ApiDeps.checkpointStorage), its refusal naming the field. */
+async function provenStorage(res: Resources, prefix: string): Promise<void> {
+  if (!res.checkpointStorage) return;
+  try {
+    await res.checkpointStorage(prefix);
+  } catch (err) {
+    if (err instanceof ItoError) throw new ItoError(err.code, err.message, { path: '$.checkpoint.storage' });
+    throw err;
+  }
 }
 
 /** `GET /v1/confirmations/:ref`: the binding, who asked and decided, and a summary of the manifest it binds. */

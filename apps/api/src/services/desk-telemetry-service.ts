@@ -1,18 +1,28 @@
 import type pg from 'pg';
 import {
   BADPUT_CAUSES,
-  SLO_TARGETS_MS,
   emptyUnit,
   groupFigures,
+  timeScaledUnitsOf,
+  type BookingFacts,
   type BadputCause,
   type CoveredLabel,
   type GroupFigures,
   type GroupKey,
   type InterruptionCause,
+  type RunTelemetry,
   type TelemetryUnit,
 } from '@ito/telemetry';
 import { telemetryProjection } from '../projections/telemetry-projection.js';
 import type { Resources } from '../resources.js';
+import { processSloTargets } from './slo-targets.js';
+
+/**
+ * Bookings that carried a time-scaled run (a simulation): their wall time says nothing of what was modelled, so
+ * they are left out of the fleet's figures and prices; their runs are shown apart, on their own clock. Passed to
+ * each query as a text[] parameter, found once per request by loadTimeScaledRuns.
+ */
+const NOT_SIMULATED = (column: string, param: number) => `not (${column} = any($${param}::text[]))`;
 
 export interface DeskTelemetryQuery {
   from: number;
@@ -51,22 +61,26 @@ const n = (v: unknown): number => Number(v ?? 0);
 export async function deskTelemetry(res: Resources, q: DeskTelemetryQuery) {
   const caughtUp = await catchUpTelemetry(res);
   const perRun = q.groupBy.includes('run');
+  const timeScaled = await loadTimeScaledRuns(res.pool, q.from, q.to);
   const [units, series, position] = await Promise.all([
-    loadUnits(res.pool, q.from, q.to, perRun),
-    loadSeries(res.pool, q.from, q.to, q.buckets),
+    loadUnits(res.pool, q.from, q.to, perRun, timeScaled.bookings),
+    loadSeries(res.pool, q.from, q.to, q.buckets, timeScaled.bookings),
     res.pool.query<{ position: string }>('select position::text as position from projection_checkpoints where name = $1', [telemetryProjection.name]),
   ]);
   const [totals] = groupFigures(units, []);
+  const targets = processSloTargets();
   return {
     window: { since: new Date(q.from).toISOString(), until: new Date(q.to).toISOString() },
     group_by: q.groupBy,
     as_of_position: n(position.rows[0]?.position),
     caught_up: caughtUp,
     definitions: 'docs/telemetry.md',
-    slo_targets_ms: SLO_TARGETS_MS,
+    // The monitor's own targets (ITO_SLO_*_TARGET_S), so the page draws the line the breaches are judged on.
+    slo_targets_ms: { detection_p95: targets.detection_s * 1000, resume_p95: targets.resume_s * 1000 },
     totals: totals ?? null,
     groups: groupFigures(units, q.groupBy) satisfies GroupFigures[],
     series,
+    time_scaled_runs: timeScaled.runs,
   };
 }
 
@@ -81,15 +95,16 @@ function emptyUnitOf(row: Record<string, unknown>, runId: string | null, booked:
  * grouping by run: a run's segments are contiguous over its span, so its booked time is what they cover (0 here;
  * groupFigures takes the larger of booked and covered).
  */
-async function loadUnits(pool: pg.Pool, from: number, to: number, perRun: boolean): Promise<TelemetryUnit[]> {
+async function loadUnits(pool: pg.Pool, from: number, to: number, perRun: boolean, simulated: string[]): Promise<TelemetryUnit[]> {
   const key = perRun ? 's.run_id' : 'null::text';
   const [bookings, covered, interruptions, checkpoints] = await Promise.all([
     pool.query(
       `select booking_id, region, fabric, gpu, nodes, gpus_per_node, rate_usd_per_gpu_hour,
          (greatest(0, least(term_end_ms, $2::bigint) - greatest(term_start_ms, $1::bigint)) * nodes)::text as booked_node_ms
-       from telemetry_bookings where term_start_ms < $2 and term_end_ms > $1
-          or booking_id in (select booking_id from telemetry_segments where start_ms < $2 and end_ms > $1)`,
-      [from, to],
+       from telemetry_bookings where (term_start_ms < $2 and term_end_ms > $1
+          or booking_id in (select booking_id from telemetry_segments where start_ms < $2 and end_ms > $1))
+         and ${NOT_SIMULATED('booking_id', 3)}`,
+      [from, to, simulated],
     ),
     pool.query(
       `select s.booking_id, ${key} as run_id, s.label, (sum(least(s.end_ms, $2::bigint) - greatest(s.start_ms, $1::bigint)) * b.nodes)::text as node_ms
@@ -138,22 +153,22 @@ async function loadUnits(pool: pg.Pool, from: number, to: number, perRun: boolea
 }
 
 /** Goodput over time: the window cut into `buckets` equal parts, each with its booked time and time by label. */
-async function loadSeries(pool: pg.Pool, from: number, to: number, buckets: number): Promise<{ bucket_ms: number; buckets: SeriesBucket[] }> {
+async function loadSeries(pool: pg.Pool, from: number, to: number, buckets: number, simulated: string[]): Promise<{ bucket_ms: number; buckets: SeriesBucket[] }> {
   const width = Math.max(1, Math.ceil((to - from) / buckets));
   const [covered, booked] = await Promise.all([
     pool.query(
       `select g as i, s.label, (sum(least(s.end_ms, $1::bigint + (g + 1) * $3::bigint, $2::bigint) - greatest(s.start_ms, $1::bigint + g * $3::bigint)) * b.nodes)::text as node_ms
        from telemetry_segments s join telemetry_bookings b using (booking_id),
          lateral generate_series(greatest(0, (s.start_ms - $1::bigint) / $3::bigint), least($4::bigint - 1, (s.end_ms - 1 - $1::bigint) / $3::bigint)) g
-       where s.start_ms < $2 and s.end_ms > $1 group by 1, 2, b.nodes`,
-      [from, to, width, buckets],
+       where s.start_ms < $2 and s.end_ms > $1 and ${NOT_SIMULATED('s.booking_id', 5)} group by 1, 2, b.nodes`,
+      [from, to, width, buckets, simulated],
     ),
     pool.query(
       `select g as i, (sum(greatest(0, least(term_end_ms, $1::bigint + (g + 1) * $3::bigint, $2::bigint) - greatest(term_start_ms, $1::bigint + g * $3::bigint)) * nodes))::text as node_ms
        from telemetry_bookings,
          lateral generate_series(greatest(0, (term_start_ms - $1::bigint) / $3::bigint), least($4::bigint - 1, (term_end_ms - 1 - $1::bigint) / $3::bigint)) g
-       where term_start_ms < $2 and term_end_ms > $1 group by 1`,
-      [from, to, width, buckets],
+       where term_start_ms < $2 and term_end_ms > $1 and ${NOT_SIMULATED('booking_id', 5)} group by 1`,
+      [from, to, width, buckets, simulated],
     ),
   ]);
   const out: SeriesBucket[] = [];
@@ -183,4 +198,31 @@ async function loadSeries(pool: pg.Pool, from: number, to: number, buckets: numb
     b.goodput = b.booked_node_ms > 0 ? b.productive_node_ms / b.booked_node_ms : null;
   }
   return { bucket_ms: width, buckets: out };
+}
+
+/**
+ * Every time-scaled run's booking (left out of the fleet), and the runs whose wall span meets the window, each
+ * whole on its own (modelled) clock with the pace it ran at: what a simulated run would have cost and yielded,
+ * apart from the fleet (docs/telemetry.md). One pass over telemetry_runs per request.
+ */
+async function loadTimeScaledRuns(pool: pg.Pool, from: number, to: number): Promise<{ bookings: string[]; runs: Array<GroupFigures & { time_scale: number | null; wall_ms: number }> }> {
+  const { rows } = await pool.query<Record<string, unknown> & { state: RunTelemetry }>(
+    `select r.state, b.booking_id, b.region, b.fabric, b.gpu, b.nodes, b.gpus_per_node, b.rate_usd_per_gpu_hour, b.term_start_ms::text, b.term_end_ms::text
+     from telemetry_runs r join telemetry_bookings b using (booking_id)
+     where (r.state->'clock'->>'time_scaled')::boolean`,
+  );
+  const inWindow = rows.filter(({ state: r }) => r.started_at !== null && r.started_at < to && (r.ended_at ?? r.last_at ?? r.started_at) >= from);
+  const bookings: BookingFacts[] = inWindow.map((b) => ({
+    booking_id: String(b.booking_id), region: String(b.region), fabric: String(b.fabric), gpu: String(b.gpu), nodes: n(b.nodes),
+    gpus_per_node: n(b.gpus_per_node), rate_usd_per_gpu_hour: n(b.rate_usd_per_gpu_hour), term_start: n(b.term_start_ms), term_end: n(b.term_end_ms),
+  }));
+  const runs = new Map(inWindow.map((r) => [r.state.run_id, r.state]));
+  const figures = groupFigures(timeScaledUnitsOf(bookings, [...runs.values()]), ['run']).map((g) => {
+    const r = runs.get(g.group.run!)!;
+    const wall = (r.ended_at ?? r.last_at ?? 0) - (r.started_at ?? 0);
+    const modelled = (r.clock.clock_at ?? 0) - (r.started_at ?? 0);
+    // How many modelled seconds each wall second stood for, over the whole run.
+    return { ...g, time_scale: wall > 0 ? Math.round(modelled / wall) : null, wall_ms: wall };
+  });
+  return { bookings: [...new Set(rows.map((r) => String(r.booking_id)))], runs: figures };
 }

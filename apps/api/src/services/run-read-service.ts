@@ -4,6 +4,7 @@ import type { StoredEvent } from '@ito/ledger';
 import { rolloutMetrics } from '../agent/rollout-service.js';
 import { getRun, listRuns, type RunRow } from '../db/queries.js';
 import type { Resources } from '../resources.js';
+import { stageWaits } from './stage-waits.js';
 
 export function runView(r: RunRow) {
   return {
@@ -31,8 +32,10 @@ async function requireRun(res: Resources, tenantId: string, runId: string): Prom
   return run;
 }
 
+/** One run, with what its running stage waits for (`status` shows it while it waits). */
 export async function showRun(res: Resources, tenantId: string, runId: string) {
-  return runView(await requireRun(res, tenantId, runId));
+  const run = await requireRun(res, tenantId, runId);
+  return { ...runView(run), waiting_for: await stageWaits(res, run) };
 }
 
 export async function findRuns(res: Resources, tenantId: string, idempotencyKey: string | undefined, limit: number) {

@@ -65,6 +65,8 @@ export function progressLine(run: Record<string, unknown>): string {
   if (p.loss !== undefined) parts.push(`loss ${typeof p.loss === 'number' ? p.loss.toFixed(4) : String(p.loss)}`);
   const eta = p.eta_seconds ?? p.eta_s;
   if (typeof eta === 'number') parts.push(`ETA ${formatDuration(eta)}`);
+  // What the stage waits for (a first step within its start-up allowance), while it waits.
+  if (typeof run.waiting_for === 'string') parts.push(`waiting for ${run.waiting_for}`);
   return parts.join(' · ');
 }
 

@@ -57,6 +57,9 @@ export function renderRun(d: Data): string {
   const failure = asRecord(d.failure);
   if (failure) view.failure = `${failure.code ? `${String(failure.code)}: ` : ''}${String(failure.reason)}`;
   else delete view.failure;
+  // What the running stage waits for (a task's first step within its start-up allowance), only while it waits.
+  if (typeof d.waiting_for === 'string') view.waiting_for = d.waiting_for;
+  else delete view.waiting_for;
   if (plan) view.plan = `tp ${String(plan.tp)} · pp ${String(plan.pp)} · dp ${String(plan.dp)} · cp ${String(plan.cp)} · ${String(plan.precision)}`;
   return keyValue(view);
 }

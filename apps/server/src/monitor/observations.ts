@@ -23,11 +23,22 @@ interface Row {
   progress_at: Date | null;
   step_s: number | null;
   planned_step_s: number | null;
+  assigned_at: Date;
+  kind: string;
+  role: string;
+  world_size: number;
+  restore_bytes: number;
+  /** A heartbeat of this attempt named a step, or a progress or checkpoint report of the task was recorded. */
+  stepped: boolean;
 }
+
+/** Tasks whose trainer reports steps: the others (evaluations, ladder proxies, rollouts) have no first step to wait for. */
+const STEPPING_KINDS = new Set(['train', 'post_train']);
 
 /**
  * Every active task with its node's liveness, read in one statement with the database's clock: heartbeats,
- * progress (only when the heartbeats name this task's attempt) and the plan's step time.
+ * progress (only when the heartbeats name this task's attempt), the plan's step time, and for a training task that
+ * has reached no step yet what its start-up allowance is computed from.
  */
 export async function observeActiveTasks(db: Pick<pg.Pool, 'query'>): Promise<{ now: Date; tasks: ActiveTask[] }> {
   const { rows } = await db.query<Row & { now: Date }>({
@@ -37,7 +48,11 @@ export async function observeActiveTasks(db: Pick<pg.Pool, 'query'>): Promise<{ 
                   case when l.task_id = t.task_id and l.attempt = t.attempt then l.step end as step,
                   case when l.task_id = t.task_id and l.attempt = t.attempt then l.progress_at end as progress_at,
                   case when l.task_id = t.task_id and l.attempt = t.attempt then l.step_s end as step_s,
-                  (t.spec->>'step_tokens')::float8 / nullif((t.spec->>'planned_tokens_per_s')::float8, 0) as planned_step_s
+                  (t.spec->>'step_tokens')::float8 / nullif((t.spec->>'planned_tokens_per_s')::float8, 0) as planned_step_s,
+                  t.created_at as assigned_at, t.spec->>'kind' as kind, t.role, coalesce((t.spec->>'world_size')::int, 1) as world_size,
+                  case when jsonb_typeof(t.spec->'resume_from') = 'object' or jsonb_typeof(t.spec->'init_from') = 'object'
+                       then coalesce((t.spec->'checkpoint'->>'modelled_bytes')::float8, 0) else 0 end as restore_bytes,
+                  (t.last_seq > 0 or coalesce(l.task_id = t.task_id and l.attempt = t.attempt and l.progress_at is not null, false)) as stepped
            from tasks t join nodes n on n.node_id = t.node_id left join node_liveness l on l.node_id = t.node_id
            where t.status in ('assigned', 'running')`,
   });
@@ -55,6 +70,10 @@ export async function observeActiveTasks(db: Pick<pg.Pool, 'query'>): Promise<{ 
         last_heartbeat_at: r.last_heartbeat_at,
         progress: r.step !== null && r.progress_at !== null ? { step: r.step, progress_at: r.progress_at, step_s: r.step_s } : null,
         planned_step_s: r.planned_step_s,
+        startup:
+          STEPPING_KINDS.has(r.kind) && r.role === 'trainer' && !r.stepped
+            ? { assigned_at: r.assigned_at, restore_bytes: Number(r.restore_bytes), world_size: r.world_size }
+            : null,
       },
     })),
   };

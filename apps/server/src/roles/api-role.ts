@@ -2,18 +2,25 @@ import type pg from 'pg';
 import { buildApp } from '@ito/api';
 import type { ItoConfig, Logger } from '@ito/config';
 import type { QueueKit } from '@ito/queue';
+import type { StorageRegistry } from '@ito/storage';
+import { checkpointStorageCheckOf } from '../storage-settings.js';
 import { WORKER_REGISTRATIONS } from '../workers/registry.js';
 
 export type ApiServer = Awaited<ReturnType<typeof buildApp>>;
 
 /** Serves the HTTP API; /readyz is green only when the database and the queue backend both answer. */
-export async function startApiRole(args: { cfg: ItoConfig; logger: Logger; pool: pg.Pool; kit: QueueKit }): Promise<ApiServer> {
-  const { cfg, logger, pool, kit } = args;
+export async function startApiRole(args: { cfg: ItoConfig; logger: Logger; pool: pg.Pool; kit: QueueKit; storage: StorageRegistry }): Promise<ApiServer> {
+  const { cfg, logger, pool, kit, storage } = args;
   // The pool lets the API serve its ledger routes; without it only the health routes are served.
   const deps: Parameters<typeof buildApp>[0] & { pool: pg.Pool } = {
     logger: logger.child({ role: 'api' }),
     pool,
-    agent: { heartbeatIntervalS: cfg.ITO_HEARTBEAT_INTERVAL_S, heartbeatMisses: cfg.ITO_HEARTBEAT_MISSES },
+    agent: {
+      heartbeatIntervalS: cfg.ITO_HEARTBEAT_INTERVAL_S,
+      heartbeatMisses: cfg.ITO_HEARTBEAT_MISSES,
+      hangFactor: cfg.ITO_HANG_STEP_FACTOR,
+      firstStepMaxS: cfg.ITO_FIRST_STEP_MAX_S,
+    },
     readiness: [
       {
         name: 'database',
@@ -25,6 +32,8 @@ export async function startApiRole(args: { cfg: ItoConfig; logger: Logger; pool:
     ],
     // Queue depths and job durations on /metrics, for the queues and job names of the workers' catalogs.
     queues: { kit, catalogs: WORKER_REGISTRATIONS.map((r) => r.catalog) },
+    // A run's checkpoint storage is proven usable before an approver is asked, never discovered mid-run.
+    checkpointStorage: checkpointStorageCheckOf(cfg, storage),
   };
   const app = await buildApp(deps);
   await app.listen({ host: cfg.ITO_HOST, port: cfg.ITO_PORT });

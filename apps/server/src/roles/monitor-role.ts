@@ -12,6 +12,6 @@ export function startMonitorRole(cfg: ItoConfig, logger: Logger, pool: pg.Pool):
     pool,
     ledger: createApiLedger(pool),
     logger,
-    settings: { interval_s: cfg.ITO_HEARTBEAT_INTERVAL_S, misses: cfg.ITO_HEARTBEAT_MISSES, hang_factor: cfg.ITO_HANG_STEP_FACTOR },
+    settings: { interval_s: cfg.ITO_HEARTBEAT_INTERVAL_S, misses: cfg.ITO_HEARTBEAT_MISSES, hang_factor: cfg.ITO_HANG_STEP_FACTOR, first_step_max_s: cfg.ITO_FIRST_STEP_MAX_S },
   });
 }

@@ -1,6 +1,6 @@
 import type { Logger } from '@ito/config';
 import type { Ledger } from '@ito/ledger';
-import { createJobClient, startJobWorkers, type AnyWorker, type JobCatalog, type JobHandlers, type QueueKit } from '@ito/queue';
+import { createJobClient, startJobWorkers, type AnyWorker, type FairShare, type JobCatalog, type JobHandlers, type QueueKit } from '@ito/queue';
 import { pipelineHandlers, pipelineJobs, type PipelineResources } from '@ito/worker';
 import { ledgerMaintenanceHandlers, ledgerMaintenanceJobs, SEAL_INTERVAL_MS } from './ledger-maintenance.js';
 
@@ -19,7 +19,15 @@ export interface WorkerRegistration<C extends JobCatalog = JobCatalog> {
   schedules?: Array<{ job: Extract<keyof C, string>; everyMs: number; data: unknown }>;
   /** Jobs of each of its queues processed at once. @defaultValue 1 */
   concurrency?: number;
+  /** At most this many of those slots for one tenant's jobs (jobs whose catalog entry names a fair-share key). */
+  fairShare?: FairShare;
 }
+
+/**
+ * A tenant's share of a pipeline worker's 16 slots: however many runs one tenant queues (data prep reading large
+ * refs), 12 slots of every worker process stay free for the other tenants' stage jobs.
+ */
+export const PIPELINE_SLOTS_PER_TENANT = 4;
 
 function register<C extends JobCatalog>(r: WorkerRegistration<C>): WorkerRegistration {
   return r as unknown as WorkerRegistration;
@@ -39,6 +47,7 @@ export const WORKER_REGISTRATIONS: WorkerRegistration[] = [
     handlers: ({ pipeline }) => pipelineHandlers(pipeline),
     // Stage starts and finishes wait on the database, not the CPU: many runs hand off at once.
     concurrency: 16,
+    fairShare: { maxActivePerKey: PIPELINE_SLOTS_PER_TENANT },
   }),
 ];
 
@@ -49,6 +58,7 @@ export async function startRegisteredWorkers(kit: QueueKit, res: WorkerResources
     started.push(
       ...startJobWorkers(kit, r.catalog, r.handlers(res), {
         concurrency: r.concurrency ?? 1,
+        ...(r.fairShare ? { fairShare: r.fairShare } : {}),
         onFailed: (info) => {
           // Waiting for nodes is an expected retry, not a warning.
           const waiting = !info.final && info.reason.includes('free live node');

@@ -5,6 +5,9 @@ import { defineJob, defineJobs } from '@ito/queue';
 /** Job data names a run and what to do; never a secret, never the manifest (handlers read the ledger). */
 const runRef = { tenant_id: z.string().regex(/^ten_[0-9a-f]{32}$/), run_id: runIdSchema };
 
+/** Every pipeline job counts against its tenant's share of the worker: one tenant's backlog never takes every slot. */
+const byTenant = (d: { tenant_id: string }) => d.tenant_id;
+
 /**
  * The pipeline's jobs. Ids are deterministic, from the decision they carry out (`stage:<run>:<stage>@<attempt>`:
  * BullMQ allows a custom id with ':' only in exactly three parts, so the attempt joins the stage with '@'), so
@@ -20,6 +23,7 @@ export const pipelineJobs = defineJobs({
     jobId: (d) => `stage:${d.run_id}:${d.stage}@${d.attempt}`,
     // Nodes that are busy or not yet heard from are waited for: a fixed 1 s retry for up to ten minutes.
     attempts: 600,
+    fairShareKey: byTenant,
     backoffType: 'fixed',
     backoffMs: 1_000,
   }),
@@ -29,6 +33,7 @@ export const pipelineJobs = defineJobs({
     timeoutMs: 60_000,
     jobId: (d) => `finish:${d.run_id}:${d.outcome}`,
     attempts: 10,
+    fairShareKey: byTenant,
   }),
   'run.cleanup': defineJob({
     queue: 'pipeline-storage',
@@ -36,6 +41,7 @@ export const pipelineJobs = defineJobs({
     timeoutMs: 10 * 60_000,
     jobId: (d) => `cleanup:${d.run_id}:all`,
     attempts: 10,
+    fairShareKey: byTenant,
   }),
   'checkpoint.prune': defineJob({
     queue: 'pipeline-storage',
@@ -43,6 +49,7 @@ export const pipelineJobs = defineJobs({
     timeoutMs: 5 * 60_000,
     jobId: (d) => `prune:${d.run_id}:${d.checkpoint_id}`,
     attempts: 10,
+    fairShareKey: byTenant,
   }),
 });
 

@@ -14,7 +14,7 @@ export function pipelineHandlers(res: PipelineResources): JobHandlers<PipelineJo
     'stage.start': async (data, ctx) => {
       const began = Date.now();
       try {
-        const outcome = await startStage(res, data);
+        const outcome = await startStage(res, data, ctx.signal);
         res.logger.debug({ run_id: data.run_id, stage: data.stage, attempt: ctx.attempt, outcome, ms: Date.now() - began }, 'stage job done');
         return outcome;
       } catch (err) {

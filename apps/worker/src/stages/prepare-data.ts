@@ -1,10 +1,24 @@
 import { createHash } from 'node:crypto';
 import { basename, join } from 'node:path';
-import type { Manifest } from '@ito/contracts';
-import { DataPrep, DocumentError, documentText, linesOf, provenanceDisagreement, shardFormatOf, type Battery, type Verdict } from '@ito/dataprep';
+import type { ErrorCode, Manifest } from '@ito/contracts';
+import {
+  DataPrep,
+  DataRefTooLargeError,
+  DocumentError,
+  MAX_LINE_BYTES,
+  ReadBudget,
+  documentText,
+  linesOf,
+  provenanceDisagreement,
+  shardFormatOf,
+  type Battery,
+  type DataRefBounds,
+  type Verdict,
+} from '@ito/dataprep';
 import { fileRefPath, type DataPreparedEvent } from '@ito/domain';
 import type { StorageRegistry } from '@ito/storage';
-import { isDirectoryNoFollow, listTree, readNoFollow, treeDigest } from './data-digest.js';
+import { isDirectoryNoFollow, listTree, readChunks, treeDigest } from './data-digest.js';
+import { isStoredRef, storedShardsOf } from './stored-data-source.js';
 
 /** Battery items named in one event; the total is always recorded. */
 const MAX_ITEMS_NAMED = 1000;
@@ -20,28 +34,53 @@ export interface PrepareInput {
   /** The run's prefix in the checkpoint storage (ends in `/`): the prepared data is written under `data/`. */
   runPrefix: string;
   storage: StorageRegistry;
+  /** The ref's bounds (bytes and documents), counted while reading. */
+  bounds: DataRefBounds;
+  /** Aborted when the run ends or the worker stops: the read stops and what this ref wrote is removed. */
+  signal?: AbortSignal | undefined;
 }
 
-export type PrepareOutcome = { ok: true; fact: DataPreparedEvent; disagreement: string | null } | { ok: false; reason: string };
+export type PrepareOutcome = { ok: true; fact: DataPreparedEvent; disagreement: string | null } | { ok: false; reason: string; code?: ErrorCode };
 
 type Removal = { shard: number; line: number } & Omit<Exclude<Verdict, { kept: true }>, 'kept'>;
 
 /**
- * Streams every shard of one `file://` data ref (a `.jsonl` or `.txt` file, or a directory of them; other files,
+ * Streams every shard of one `file://` or stored data ref (a `.jsonl` or `.txt` file, or a directory of them; other files,
  * such as the decontamination report, are not documents) through exact dedup, decontamination and near dedup, in
  * path order, and writes what is kept, shard by shard with its lines as they were, under
  * `<run prefix>data/<index>/`, plus a report of every removal. The output is digested as a data ref would be, so
- * it can be named by its digest later.
+ * it can be named by its digest later. A refusal or an abort part-way removes the shards this ref already wrote,
+ * so nothing half-prepared is left under the run's prefix.
  */
 export async function prepareDataRef(input: PrepareInput): Promise<PrepareOutcome> {
-  const { source, index } = input;
+  const written: string[] = [];
+  let done = false;
+  try {
+    const outcome = await prepareShards(input, written);
+    done = outcome.ok;
+    return outcome;
+  } finally {
+    if (!done) await removeWritten(input.storage, written);
+  }
+}
+
+async function removeWritten(storage: StorageRegistry, uris: string[]): Promise<void> {
+  for (const uri of uris) await storage.driverFor(uri).remove(uri);
+}
+
+async function prepareShards(input: PrepareInput, written: string[]): Promise<PrepareOutcome> {
+  const { source, index, signal } = input;
   const where = `$.data[${index}]`;
-  // Normalised and inside the tenant's file roots: checked before the digest, which read the same paths.
-  const root = fileRefPath(source.ref)!;
-  const isDir = await isDirectoryNoFollow(root);
+  // An s3:// ref is read through its storage driver (stored-data-source.ts); everything after is the same.
+  const stored = isStoredRef(source.ref, input.storage)
+    ? await storedShardsOf(source.ref, input.storage, (rel) => SHARD_EXTENSIONS.test(rel), source.decontamination.report_ref)
+    : null;
+  // A file:// ref is normalised and inside the tenant's file roots: checked before the digest, which read the same paths.
+  const root = stored ? '' : fileRefPath(source.ref)!;
+  const isDir = stored ? stored.isPrefix : await isDirectoryNoFollow(root);
   const reportPath = fileRefPath(source.decontamination.report_ref);
   const pathOf = (rel: string) => (isDir ? join(root, rel) : root);
-  const shards = (isDir ? await listTree(root) : [basename(root)]).filter((rel) => SHARD_EXTENSIONS.test(rel) && pathOf(rel) !== reportPath);
+  const shards = stored ? stored.shards : (isDir ? await listTree(root) : [basename(root)]).filter((rel) => SHARD_EXTENSIONS.test(rel) && pathOf(rel) !== reportPath);
   if (shards.length === 0) return { ok: false, reason: `${where}.ref holds no .jsonl or .txt shard: there are no documents to prepare` };
 
   const prep = await DataPrep.create(input.battery.battery);
@@ -49,16 +88,22 @@ export async function prepareDataRef(input: PrepareInput): Promise<PrepareOutcom
   const outputs: Array<{ rel: string; sha256: string }> = [];
   const removals: Removal[] = [];
   let removalsDropped = 0;
+  const bytesRead = new ReadBudget(input.bounds.maxBytes, 'bytes');
+  const documents = new ReadBudget(input.bounds.maxDocuments, 'documents (its declared tokens)');
 
   for (const [shardNo, rel] of shards.entries()) {
     const format = shardFormatOf(rel);
     const kept: Buffer[] = [];
     let lineNo = 0;
     try {
-      for await (const line of linesOf(readNoFollow(pathOf(rel)))) {
+      // Both sources count their bytes against the same budget and stop at the signal: a file through the
+      // no-follow walk, a stored object as its driver streams it.
+      const chunks = stored ? stored.open(rel, bytesRead, signal) : readChunks(pathOf(rel), bytesRead, signal);
+      for await (const line of linesOf(chunks, MAX_LINE_BYTES, signal)) {
         lineNo++;
         const text = documentText(line, format, lineNo);
         if (text === null) continue;
+        documents.take(1);
         const verdict = prep.consider(text);
         if (verdict.kept) kept.push(Buffer.from(`${line}\n`));
         else if (removals.length < MAX_REPORT_ENTRIES) {
@@ -68,9 +113,12 @@ export async function prepareDataRef(input: PrepareInput): Promise<PrepareOutcom
       }
     } catch (err) {
       if (err instanceof DocumentError) return { ok: false, reason: `${where} shard ${shardNo + 1} of ${shards.length}: ${err.message}` };
+      if (err instanceof DataRefTooLargeError) return { ok: false, reason: `${where}.ref ${err.message}`, code: err.code };
       throw err;
     }
+    signal?.throwIfAborted();
     const bytes = Buffer.concat(kept);
+    written.push(`${outPrefix}${rel}`);
     await input.storage.driverFor(outPrefix).write(`${outPrefix}${rel}`, bytes);
     outputs.push({ rel, sha256: createHash('sha256').update(bytes).digest('hex') });
   }
@@ -78,6 +126,8 @@ export async function prepareDataRef(input: PrepareInput): Promise<PrepareOutcom
   const summary = prep.summary();
   const reportRef = `${input.runPrefix}data/${index}.report.json`;
   const report = { ref_index: index, shards, summary, removals, removals_not_listed: removalsDropped };
+  signal?.throwIfAborted();
+  written.push(reportRef);
   await input.storage.driverFor(reportRef).write(reportRef, Buffer.from(`${JSON.stringify(report)}\n`));
 
   const declared = source.decontamination;

@@ -21,6 +21,7 @@ import type { PipelineResources } from '../resources.js';
 import { checkDataRefs } from './data-prep.js';
 import { replan } from './planning.js';
 import { changeRunIfNeeded, readRun, requireRow, type RunRef } from './run-access.js';
+import { watchRunEnd } from './run-watch.js';
 
 export interface StartStageJob extends RunRef {
   stage: StageName;
@@ -38,12 +39,13 @@ const ACTOR = 'worker:stage';
  * `stage.start`: starts one stage attempt. Worker stages (data prep, planning) are also carried out here, in
  * three steps that never hold a lock across I/O: start (if still needed), do the work, finish (if still the
  * current attempt). Node stages pick the booking's free live nodes and assign one task per node. A redelivered
- * job finds the stage already started and finishes what is left, or finds nothing to do.
+ * job finds the stage already started and finishes what is left, or finds nothing to do. `signal` (the job's)
+ * stops a worker stage's reading when the job times out or the worker shuts down.
  */
-export async function startStage(res: PipelineResources, job: StartStageJob): Promise<string> {
+export async function startStage(res: PipelineResources, job: StartStageJob, signal?: AbortSignal): Promise<string> {
   const key = `${job.stage}@${job.attempt}`;
   const kind = stageKind(job.stage);
-  if (kind === 'data_prep' || kind === 'planning') return runWorkerStage(res, job, requireRow(await readRun(res, job), job), kind);
+  if (kind === 'data_prep' || kind === 'planning') return runWorkerStage(res, job, requireRow(await readRun(res, job), job), kind, signal);
 
   // Node stages: decide, choose the nodes and assign the tasks in one transaction under the run's row lock (the
   // node query is one quick read; nothing slow happens while the lock is held).
@@ -99,7 +101,7 @@ function rendezvousOf(chosen: ReadonlyArray<{ rendezvous: Rendezvous | null }>):
   return chosen.length > 1 && rank0 ? { master_addr: rank0.addr, master_port: rank0.port } : null;
 }
 
-async function runWorkerStage(res: PipelineResources, job: StartStageJob, run: RunRow, kind: 'data_prep' | 'planning'): Promise<string> {
+async function runWorkerStage(res: PipelineResources, job: StartStageJob, run: RunRow, kind: 'data_prep' | 'planning', signal: AbortSignal | undefined): Promise<string> {
   const key = `${job.stage}@${job.attempt}`;
   if (stillNeeded(run.aggregate, 'StartStage', key)) {
     await changeRunIfNeeded(res, job, ACTOR, (state) => {
@@ -119,7 +121,24 @@ async function runWorkerStage(res: PipelineResources, job: StartStageJob, run: R
 
   if (kind === 'data_prep') {
     const { file_roots: fileRoots } = await getTenantPolicy(res.pool, job.tenant_id);
-    const outcome = await checkDataRefs(run.run_id, manifest, { evalBatteryDir: res.evalBatteryDir, storage: res.storage ?? defaultStorageRegistry(), fileRoots: fileRoots ?? [] });
+    // A run cancelled or failed while its data is read stops the reading (and removes what it wrote) within
+    // about a watch interval, so it gives its worker slot back instead of holding it until the hashing ends.
+    const watch = watchRunEnd(res, job, signal);
+    let outcome;
+    try {
+      outcome = await checkDataRefs(run.run_id, manifest, {
+        evalBatteryDir: res.evalBatteryDir,
+        storage: res.storage ?? defaultStorageRegistry(),
+        fileRoots: fileRoots ?? [],
+        maxBytesPerRef: res.dataPrepMaxBytesPerRef,
+        signal: watch.signal,
+      });
+    } catch (err) {
+      if (watch.ended()) return 'stopped: the run no longer runs this stage';
+      throw err;
+    } finally {
+      watch.stop();
+    }
     const done = await finish((state) =>
       outcome.ok
         ? completeWorkerStageEvents(state, job.stage, job.attempt, outcome.facts)

@@ -1,9 +1,13 @@
+import { firstStepAllowance, type StartupFacts } from './first-step-rules.js';
+
 /** How the monitor judges liveness: the heartbeat interval, the misses before a node is lost, and k for hangs. */
 export interface LivenessSettings {
   interval_s: number;
   misses: number;
   /** A task is hung after k × its expected step time without progress. */
   hang_factor: number;
+  /** The operator's bound on a task's start-up allowance, in seconds (`ITO_FIRST_STEP_MAX_S`). */
+  first_step_max_s: number;
 }
 
 /** What the monitor knows of one node that runs a task of a run's current attempt. */
@@ -21,6 +25,12 @@ export interface NodeObservation {
   stage_step_s?: number | null;
   /** The step time the plan expects (seconds on the wall clock); used when nothing was measured. */
   planned_step_s: number | null;
+  /**
+   * Set for a task that trains and has reached no step in its attempt yet (no heartbeat of this attempt named a
+   * step, no progress report came): it is judged on its start-up allowance. Absent for a task without steps (an
+   * evaluation, a rollout) or one past its first step.
+   */
+  startup?: StartupFacts | null;
 }
 
 /**
@@ -38,14 +48,22 @@ export interface SweepClock {
 export type LivenessVerdict =
   | { kind: 'alive' }
   | { kind: 'lost'; silent_s: number }
-  | { kind: 'hung'; stuck_s: number; expected_step_s: number; last_progress_at: Date };
+  | {
+      kind: 'hung';
+      stuck_s: number;
+      expected_step_s: number;
+      last_progress_at: Date;
+      /** A task that never reached its first step: the allowance it overran (then `last_progress_at` is its assignment). */
+      first_step_allowance_s?: number;
+    };
 
 const seconds = (ms: number) => ms / 1000;
 
 /**
  * Lost: silent for more than `misses` intervals, counting only silence since `grace_from`. Hung: heard from, and its heartbeats say the task's step has not
  * moved for k × its expected step time (`expectedStepSeconds`), and never less than `misses`
- * intervals (progress travels with the heartbeats). Neither before one interval after `grace_from`. Pure.
+ * intervals (progress travels with the heartbeats); or, before its first step, its start-up allowance passed
+ * (`firstStepAllowance`). Neither before one interval after `grace_from`. Pure.
  */
 export function judgeNode(obs: NodeObservation, settings: LivenessSettings, clock: SweepClock): LivenessVerdict {
   const now = clock.now.getTime();
@@ -56,6 +74,7 @@ export function judgeNode(obs: NodeObservation, settings: LivenessSettings, cloc
   const observedSilence = Math.min(silent, trusted);
   if (observedSilence > lostAfter) return { kind: 'lost', silent_s: Number.isFinite(silent) ? silent : lostAfter };
   const p = obs.progress;
+  if (!p && obs.startup) return judgeStartup(obs, obs.startup, settings);
   const expected = expectedStepSeconds(obs);
   if (!p || expected === null) return { kind: 'alive' };
   // Stuck by the node's own word: its newest heartbeat still names the step it had at `progress_at`. Measured to
@@ -66,6 +85,20 @@ export function judgeNode(obs: NodeObservation, settings: LivenessSettings, cloc
   // misses a silent node gets, so fast steps never turn a sampling gap into a hang.
   const hungAfter = Math.max(settings.hang_factor * expected, settings.interval_s * settings.misses);
   return stuck > hungAfter ? { kind: 'hung', stuck_s: stuck, expected_step_s: expected, last_progress_at: p.progress_at } : { kind: 'alive' };
+}
+
+/**
+ * A task before its first step: hung once its node's newest heartbeat, still naming no step of the attempt, came
+ * more than the start-up allowance after the task was assigned. Measured to that heartbeat, not to now, as a hang is:
+ * a late heartbeat is silence, judged by the misses.
+ */
+function judgeStartup(obs: NodeObservation, startup: StartupFacts, settings: LivenessSettings): LivenessVerdict {
+  // Never heard from: nothing says it is stuck rather than silent; the misses judge it.
+  if (!obs.last_heartbeat_at) return { kind: 'alive' };
+  const allowance = firstStepAllowance(startup, obs.planned_step_s, settings);
+  const waited = seconds(obs.last_heartbeat_at.getTime() - startup.assigned_at.getTime());
+  if (waited <= allowance) return { kind: 'alive' };
+  return { kind: 'hung', stuck_s: waited, expected_step_s: expectedStepSeconds(obs) ?? 0, last_progress_at: startup.assigned_at, first_step_allowance_s: allowance };
 }
 
 /**

@@ -39,6 +39,7 @@ export function decideNodeFailure(state: RunAggregate, f: NodeFailure, settings:
     });
     reason = `node ${f.node_id} lost: no heartbeat for ${round3(f.verdict.silent_s)} s (${settings.misses} × ${settings.interval_s} s)`;
   } else {
+    const allowance = f.verdict.first_step_allowance_s;
     events.push({
       type: 'TaskHung',
       data: {
@@ -50,9 +51,13 @@ export function decideNodeFailure(state: RunAggregate, f: NodeFailure, settings:
         detected_at: at,
         stuck_s: round3(f.verdict.stuck_s),
         ...(f.step !== null ? { step: f.step } : {}),
+        ...(allowance !== undefined ? { first_step_allowance_s: allowance, evidence: `no first step within ${allowance} s` } : {}),
       },
     });
-    reason = `task ${f.task_id} hung on node ${f.node_id}: no progress for ${round3(f.verdict.stuck_s)} s (k ${settings.hang_factor} × ${round3(f.verdict.expected_step_s)} s per step)`;
+    reason =
+      allowance !== undefined
+        ? `task ${f.task_id} hung on node ${f.node_id}: no first step within ${allowance} s of its start (start-up allowance)`
+        : `task ${f.task_id} hung on node ${f.node_id}: no progress for ${round3(f.verdict.stuck_s)} s (k ${settings.hang_factor} × ${round3(f.verdict.expected_step_s)} s per step)`;
   }
   const active = current.tasks.filter((t) => t.status === 'assigned' || t.status === 'running').map((t) => t.task_id);
   events.push(

@@ -111,10 +111,24 @@ export function checkpointDeletedEvent(
   return { type: 'CheckpointDeleted', data: { run_id: requireRunId(state), checkpoint_id: checkpointId, uri, reason, existed: existed && !refused, ...(refused ? { refused } : {}) } };
 }
 
-export function cleanupCompletedEvent(state: RunAggregate, removed: string[], missing: string[], bookingReleased: boolean, refused: string[] = []): RunEvent {
+export function cleanupCompletedEvent(
+  state: RunAggregate,
+  removed: string[],
+  missing: string[],
+  bookingReleased: boolean,
+  refused: string[] = [],
+  storage?: { prefix: string; objects: number; bytes: number },
+): RunEvent {
   return {
     type: 'CleanupCompleted',
-    data: { run_id: requireRunId(state), removed, missing, booking_released: bookingReleased, ...(refused.length > 0 ? { refused } : {}) },
+    data: {
+      run_id: requireRunId(state),
+      removed,
+      missing,
+      booking_released: bookingReleased,
+      ...(refused.length > 0 ? { refused } : {}),
+      ...(storage ? { storage } : {}),
+    },
   };
 }
 

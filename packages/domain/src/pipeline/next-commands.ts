@@ -113,7 +113,8 @@ export function nextCommands(state: RunAggregate): PipelineCommand[] {
     }
     case 'failed': {
       if (current.attempt >= pipeline.rules.max_stage_attempts) {
-        return [...prune, { type: 'FailRun', reason: `stage ${current.stage} failed ${current.attempt} times; the last attempt's task failed` }];
+        const last = current.failure_reason ? `the last attempt: ${current.failure_reason}` : "the last attempt's task failed";
+        return [...prune, { type: 'FailRun', reason: `stage ${current.stage} failed ${current.attempt} times; ${last}` }];
       }
       return [...prune, nextAttempt(state, current, asRef(latestCheckpointOf(state, current.stage)), null, 'retry')];
     }

@@ -51,8 +51,23 @@ export function exchangeTask(state: RunAggregate, call: { task_id: string; node_
   if (current.attempt !== call.attempt || current.status !== 'running' || directive === 'stop') {
     throw new ItoError('invalid_state', `task ${call.task_id} is not the current attempt of its stage; stop it`, { directive: 'stop' });
   }
-  if (current.stage !== 'rlvr' || task.role !== call.role) throw new ItoError('invalid_state', `task ${call.task_id} is not a ${call.role} task of an rlvr stage`);
+  if (current.stage !== 'rlvr' || !actsAs(current.tasks, task, call.role)) throw new ItoError('invalid_state', `task ${call.task_id} is not a ${call.role} task of an rlvr stage`);
   return { task, directive };
+}
+
+/**
+ * Whether a task may use a route of `role`: its own role, or rollout for the rank-0 trainer of a colocated attempt
+ * (one with no rollout task), which samples its own batches and posts them like a rollout node would, so the
+ * control plane judges and counts them the same way.
+ */
+export function actsAs(tasks: readonly TaskState[], task: TaskState, role: TaskRole): boolean {
+  if (task.role === role) return true;
+  return role === 'rollout' && task.role === 'trainer' && task.rank === 0 && isColocated(tasks);
+}
+
+/** An RLVR attempt with no rollout task: trainer and rollout share the nodes. */
+export function isColocated(tasks: readonly Pick<TaskState, 'role'>[]): boolean {
+  return tasks.length > 0 && !tasks.some((t) => t.role === 'rollout');
 }
 
 /** A new policy version follows the last one by one (or repeats it), and its weights lie under the run's prefix. */

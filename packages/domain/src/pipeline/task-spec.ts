@@ -3,7 +3,7 @@ import { ItoError, stageKind, type StageName, type TaskSpec } from '@ito/contrac
 import type { CheckpointRef, TaskRef } from '../run/run-events.js';
 import type { RunAggregate } from '../run/run-state.js';
 import type { StageResume } from './next-commands.js';
-import { roleOfRank } from './rollout-exchange.js';
+import { roleOfRank, rolloutNodesFor } from './rollout-exchange.js';
 
 export type SharedSpec = Omit<TaskSpec, 'rank' | 'role'>;
 
@@ -79,6 +79,8 @@ export function buildStageSpec(state: RunAggregate, stage: StageName, attempt: n
     },
     eval: kind === 'eval' ? { battery: pipeline.eval_battery, metrics: step.metrics ?? [] } : null,
     recipe: step.recipe ?? null,
+    // The same split `assignTasks` makes: with no rollout rank, the rank-0 trainer samples its own batches.
+    ...(stage === 'rlvr' ? { rollout: rolloutNodesFor(state, stage, worldSize) > 0 ? ('separate' as const) : ('colocated' as const) } : {}),
     ...(step.ladder ? { ladder: step.ladder } : {}),
   };
 }

@@ -175,6 +175,12 @@ export interface RunEventMap {
     step?: number;
     detected_at?: string;
     stuck_s?: number;
+    /**
+     * A task that never reached its first step: the start-up allowance it overran, and the evidence in words
+     * (`no first step within N s`); `last_progress_at` is then the task's assignment.
+     */
+    first_step_allowance_s?: number;
+    evidence?: string;
   };
   /** A node this run declared lost beats again: it may serve as a spare; its old attempt stays fenced off. */
   NodeRecovered: { run_id?: string; node_id: string; last_heartbeat_at: string; lost_at?: string };
@@ -229,7 +235,15 @@ export interface RunEventMap {
   CancelRequested: { run_id: string; confirmation_ref: string };
   RunCancelled: { run_id: string; reason: string };
   CleanupStarted: { run_id: string; confirmation_ref: string; to_remove: string[]; release_booking: boolean };
-  CleanupCompleted: { run_id: string; removed: string[]; booking_released: boolean; missing?: string[]; refused?: string[] };
+  /** `refused`: checkpoint URIs not removed (their path passes through a symlink or is not an object). `storage`: everything removed under the run's prefix (checkpoints, prepared data, reports), where a driver could reach it. */
+  CleanupCompleted: {
+    run_id: string;
+    removed: string[];
+    booking_released: boolean;
+    missing?: string[];
+    refused?: string[];
+    storage?: { prefix: string; objects: number; bytes: number };
+  };
   RunSucceeded: { run_id: string };
   RunFailed: { run_id: string; reason: string; code?: string };
   BudgetExhausted: { run_id: string; spent_usd: number; ceiling_usd: number; final_checkpoint_id?: string | null };

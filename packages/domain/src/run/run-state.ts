@@ -18,6 +18,8 @@ export interface StageAttempt {
   tasks: TaskState[];
   leader_elapsed_s: number;
   resume_from: CheckpointRef | null;
+  /** Why a failed attempt failed (its StageFailed's reason): the run's reason when no attempt is left. */
+  failure_reason?: string;
 }
 
 export interface RunCheckpoint {
@@ -226,7 +228,8 @@ export function evolveRun(state: RunAggregate, event: RunEvent): RunAggregate {
       };
     }
     case 'StageFailed': {
-      const ended = endAttempt(next, 'failed');
+      const failed = next.current && next.current.stage === event.data.stage && next.current.attempt === event.data.attempt;
+      const ended = endAttempt(failed ? withCurrent(next, { ...next.current!, failure_reason: event.data.reason }) : next, 'failed');
       const status = keepStatus(state, 'recovering');
       return { ...ended, status, resumeTo: status === 'recovering' ? stateForStage(event.data.stage) : state.resumeTo };
     }

@@ -1,8 +1,8 @@
 import { taskIdFor, type NodeFailure } from '@ito/domain';
 import { NODES, RUN } from './run-history.js';
 
-/** The monitor's settings the tests judge with: 2 s heartbeats, 3 misses, k = 5. */
-export const SETTINGS = { interval_s: 2, misses: 3, hang_factor: 5 };
+/** The monitor's settings the tests judge with: 2 s heartbeats, 3 misses, k = 5, start-up allowances of at most 600 s. */
+export const SETTINGS = { interval_s: 2, misses: 3, hang_factor: 5, first_step_max_s: 600 };
 /** A moment `s` seconds after the tests' fixed origin. */
 export const T = (s: number) => new Date(Date.UTC(2026, 11, 3, 12, 0, 0) + s * 1000);
 

@@ -82,8 +82,17 @@ export async function runGrpoTrainer(ctx: StepContext): Promise<number> {
   let rejected = 0;
   let dropped = 0;
   let maxStalenessSeen = 0;
+  // Colocated (no rollout node): this trainer samples each batch itself, with the policy it holds, and posts it
+  // through the exchange like a rollout task, so the control plane judges and counts it the same way.
+  const colocatedRng = ctx.spec.rollout === 'colocated' ? Random.fromSeed(`${ctx.spec.run_id}/rlvr/colocated/${ctx.spec.attempt}`) : null;
   while (ctx.step < ctx.spec.total_steps) {
     if (await ctx.stopped()) return 0;
+    if (colocatedRng) {
+      for (let i = 0; i < perStep; i++) {
+        const { samples, droppedGroups } = sampleBatch(ctx.weights, s, colocatedRng);
+        await exchange(ctx, { type: 'rollout_batch', policy_version: version, samples, dropped_groups: droppedGroups });
+      }
+    }
     const answer = await exchange(ctx, { type: 'want_batches', policy_version: version, wait_s: 5, max: perStep });
     const batches = answer.batches as Array<{ policy_version: number; staleness: number; samples: RolloutSample[]; dropped_groups: number }>;
     rejected += (answer.rejected as unknown[]).length;
