@@ -20,7 +20,7 @@ import { registerAuditRoutes } from './routes/audit.js';
 import { registerBookingRoutes } from './routes/bookings.js';
 import { registerConfirmationRoutes } from './routes/confirmations.js';
 import { registerDeskRoutes } from './routes/desk.js';
-import { HEALTH_ROUTES, createMetricsRegistry, registerHealthRoutes } from './routes/health.js';
+import { HEALTH_ROUTES, UNLIMITED_PATHS, createMetricsRegistry, registerHealthRoutes } from './routes/health.js';
 import { registerIdentityRoutes } from './routes/identity.js';
 import { registerRunRoutes } from './routes/runs.js';
 import { SERVICE_ROUTES, registerServiceRoutes } from './routes/service.js';
@@ -72,7 +72,7 @@ export async function buildApp(deps: ApiDeps): Promise<FastifyInstance> {
         const secret = bearerFrom(req.headers.authorization);
         return secret && isWellFormedCredential(secret) ? `cred:${createHash('sha256').update(secret).digest('hex').slice(0, 32)}` : `ip:${req.ip}`;
       },
-      allowList: (req) => /^\/(v1\/)?(healthz|readyz|metrics)$/.test(req.url.split('?')[0] ?? ''),
+      allowList: (req) => UNLIMITED_PATHS.has(req.url.split('?')[0] ?? ''),
       errorResponseBuilder: (_req, context) => {
         const err = new ItoError('rate_limited', `too many requests for this credential; retry in ${Math.ceil(context.ttl / 1000)} s`);
         return Object.assign(err, { statusCode: 429 });
