@@ -7,6 +7,7 @@ import type { ApiDeps } from './deps.js';
 import { AccessLogController } from './http/access-log.js';
 import { BODY_LIMIT_BYTES, handleClientError, handleError, handleFrameworkError, handleNotFound } from './http/errors.js';
 import { installStrictJsonBodies } from './http/json-body.js';
+import { watchAnswersAgainstDocument } from './http/answer-conformance.js';
 import { assertEveryRouteDocumented, buildOpenApi, trackServedRoutes } from './http/openapi.js';
 import { registerRequestMetrics } from './http/request-metrics.js';
 import { registerOperationsMetrics } from './metrics/operations-metrics.js';
@@ -48,6 +49,7 @@ export async function buildApp(deps: ApiDeps): Promise<FastifyInstance> {
   installStrictJsonBodies(app);
 
   const servedRoutes = trackServedRoutes(app);
+  const checkAnswersAgainst = deps.onUndocumentedAnswer ? watchAnswersAgainstDocument(app, deps.onUndocumentedAnswer) : null;
   app.addHook('onSend', async (req, reply) => {
     reply.header('x-request-id', req.id);
   });
@@ -108,6 +110,7 @@ export async function buildApp(deps: ApiDeps): Promise<FastifyInstance> {
     registerDeskRoutes(app, res, routes);
     openapi = buildOpenApi(routes, API_VERSION, [...HEALTH_ROUTES, ...SERVICE_ROUTES]);
     registerServiceRoutes(app, openapi, API_VERSION);
+    checkAnswersAgainst?.(openapi);
   }
 
   await app.ready();

@@ -34,4 +34,9 @@ export interface ApiDeps {
   deskAdmission?: DeskAdmissionLimits;
   /** The queue backend and the workers' job catalogs, for queue depths and job durations on /metrics. */
   queues?: QueueSource;
+  /**
+   * Told of every answer whose status or error code the OpenAPI document does not list for its route. Unset in
+   * production; the test servers set it, so every test of the API also checks its document.
+   */
+  onUndocumentedAnswer?: (violation: string) => void;
 }

@@ -105,7 +105,8 @@ export function refusalsOf(r: RegisteredRoute, specific: readonly ErrorCode[] = 
     addRefusal(out, 'validation_failed');
   }
   if (r.query) addRefusal(out, 'validation_failed');
-  if (r.body) {
+  // Fastify reads the body of every POST, declared or not: one too large, not JSON or malformed is refused.
+  if (r.body || r.method === 'POST') {
     addRefusal(out, 'validation_failed');
     addRefusal(out, 'validation_failed', 413);
     addRefusal(out, 'validation_failed', 415);
