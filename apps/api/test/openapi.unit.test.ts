@@ -1,3 +1,5 @@
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { CLIENT_ONLY_CODES, assertEveryRouteDocumented, buildOpenApi, documentedRoutes, refusalsOf } from '../src/http/openapi.js';
@@ -92,6 +94,12 @@ describe('documented refusals', () => {
         expect(all).toContain(c);
       }
     }
+  });
+
+  it('leave out exactly the codes docs/contract.md marks as raised only by the client (HTTP `—`)', () => {
+    const contract = readFileSync(resolve(import.meta.dirname, '..', '..', '..', 'docs', 'contract.md'), 'utf8');
+    const clientOnly = [...contract.matchAll(/^\| `([a-z_]+)` \| — \|/gm)].map((m) => m[1]);
+    expect(clientOnly.sort()).toEqual([...CLIENT_ONLY_CODES].sort());
   });
 
   it('leave rate_limited out of an unlimited route', () => {
