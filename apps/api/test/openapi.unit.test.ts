@@ -106,4 +106,10 @@ describe('documented refusals', () => {
     const health = opOf(doc, '/healthz', 'get');
     expect(Object.keys(health.responses).sort()).toEqual(['200', '500']);
   });
+
+  it('list rate_limited on an unlimited route that admits its requests a few at a time (metrics)', () => {
+    const metrics = { method: 'GET', url: '/metrics', summary: 'Metrics.', response: 'text', unlimited: true, admitted: true } as const;
+    const admitted = buildOpenApi([], '0.0.0', [metrics], { 'GET /metrics': { operationId: 'prometheusMetrics' } });
+    expect(codesAt(opOf(admitted, '/metrics', 'get'), 429)).toEqual(['rate_limited']);
+  });
 });

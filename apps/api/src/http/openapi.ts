@@ -15,6 +15,8 @@ export interface PlainRoute {
   unlimited?: true;
   /** Answers 503 with internal_error while a dependency is down (readiness). */
   notReady?: true;
+  /** Computed a few at a time whatever the request limit: past its admission it answers rate_limited (metrics). */
+  admitted?: true;
 }
 
 const plainResponses: Record<PlainRoute['response'], Record<string, unknown>> = {
@@ -120,7 +122,7 @@ export function refusalsOf(r: RegisteredRoute, specific: readonly ErrorCode[] = 
 /** The refusals of a plain route: rate limits unless it is exempt, readiness' 503, and internal errors. */
 export function plainRefusalsOf(r: PlainRoute): Refusals {
   const out: Refusals = new Map();
-  if (!r.unlimited) addRefusal(out, 'rate_limited');
+  if (!r.unlimited || r.admitted) addRefusal(out, 'rate_limited');
   if (r.notReady) addRefusal(out, 'internal_error', 503);
   addRefusal(out, 'internal_error');
   return out;

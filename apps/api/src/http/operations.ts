@@ -25,8 +25,11 @@ const BOOKING_USABLE = ['booking_not_found', 'booking_expired', 'booking_revoked
 const MANIFEST = ['manifest_invalid', 'manifest_contains_secret', 'manifest_digest_mismatch'] as const;
 /** The planner's refusals. */
 const PLAN = ['plan_refused', 'capacity_insufficient', 'fabric_unsupported'] as const;
-/** The tenant's policy on data and checkpoint storage, and the manifest's own spending limits. */
-const POLICY = ['data_policy_violation', 'checkpoint_storage_invalid', 'budget_exceeded', 'incremental_cost_exceeded'] as const;
+/**
+ * The tenant's policy on data (a `file://` ref outside its file roots is `data_ref_not_permitted`) and checkpoint
+ * storage, and the manifest's own spending limits.
+ */
+const POLICY = ['data_policy_violation', 'data_ref_not_permitted', 'checkpoint_storage_invalid', 'budget_exceeded', 'incremental_cost_exceeded'] as const;
 /** Using a confirmation reference: missing, unknown, or not (or no longer) allowing this exact call. */
 const CONFIRMATION_USE = [
   'confirmation_required',
@@ -68,9 +71,16 @@ export const OPERATIONS: Readonly<Record<string, OperationDoc>> = {
   'GET /v1/bookings': { operationId: 'bookingsList' },
   'GET /v1/bookings/:id': { operationId: 'bookingsShow', refusals: ['booking_not_found'] },
   'POST /v1/bookings/:id/eligibility': { operationId: 'eligibility', refusals: [...BOOKING_USABLE, 'booking_mismatch'] },
-  'POST /v1/plans': { operationId: 'plan', refusals: [...BOOKING_USABLE, ...MANIFEST, ...PLAN] },
+  // The policy gates too: a plan the server would refuse at the confirmation says so, with the findings.
+  'POST /v1/plans': { operationId: 'plan', refusals: [...BOOKING_USABLE, ...MANIFEST, ...PLAN, ...POLICY] },
 
-  'POST /v1/confirmations': { operationId: 'confirmRequest', success: [201], refusals: [...BOOKING_USABLE, ...MANIFEST, ...PLAN, ...POLICY, 'not_found'] },
+  // The storage probe (a marker written, read back, cleared) runs here only, before an approver is asked: a store
+  // that does not answer is `checkpoint_storage_unreachable`. `invalid_state`: the action cannot apply to its run.
+  'POST /v1/confirmations': {
+    operationId: 'confirmRequest',
+    success: [201],
+    refusals: [...BOOKING_USABLE, ...MANIFEST, ...PLAN, ...POLICY, 'checkpoint_storage_unreachable', 'not_found', 'invalid_state'],
+  },
   'GET /v1/confirmations/:ref': { operationId: 'confirmShow', refusals: ['confirmation_not_found'] },
   'POST /v1/confirmations/:ref/approve': { operationId: 'confirmApprove', refusals: CONFIRMATION_DECISION },
   'POST /v1/confirmations/:ref/deny': { operationId: 'confirmDeny', refusals: CONFIRMATION_DECISION },
