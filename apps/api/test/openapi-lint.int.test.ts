@@ -23,7 +23,8 @@ describe('the served OpenAPI document, linted with the recommended rules (apps/a
   });
 
   it('documents a 4xx answer for every operation but the probes (in place of operation-4xx-response)', () => {
-    const probes = new Set(['/healthz', '/readyz', '/metrics', '/v1/healthz', '/v1/readyz', '/v1/metrics']);
+    // /metrics is no probe here: it admits scrapes a few at a time and answers rate_limited past that.
+    const probes = new Set(['/healthz', '/readyz', '/v1/healthz', '/v1/readyz']);
     const paths = JSON.parse(served).paths as Record<string, Record<string, { responses: Record<string, unknown> }>>;
     const without = Object.entries(paths).flatMap(([path, ops]) =>
       Object.entries(ops)

@@ -11,7 +11,7 @@ export interface PlainRoute {
   summary: string;
   /** What the body is: the JSON envelope, a bare JSON document, Prometheus text, an HTML page or a static asset. */
   response: 'envelope' | 'json' | 'text' | 'html' | 'asset';
-  /** Left out of the per-credential request limit (health and metrics), so it never answers rate_limited. */
+  /** Left out of the per-credential request limit (health and metrics): no rate_limited from that limit. */
   unlimited?: true;
   /** Answers 503 with internal_error while a dependency is down (readiness). */
   notReady?: true;
