@@ -42,6 +42,8 @@ export async function startApi(
   const clock = { offsetMs: 0 };
   const now = () => new Date(Date.now() + clock.offsetMs);
   const ledger = createApiLedger(pool);
+  // Every answer the tests provoke is checked against the OpenAPI document; close() fails the file on a gap.
+  const undocumented: string[] = [];
   const app = await buildApp({
     logger,
     readiness: [],
@@ -53,6 +55,7 @@ export async function startApi(
     ...(opts.agent ? { agent: opts.agent } : {}),
     ...(opts.deskAdmission ? { deskAdmission: opts.deskAdmission } : {}),
     ...(opts.checkpointStorage ? { checkpointStorage: opts.checkpointStorage } : {}),
+    onUndocumentedAnswer: (violation) => undocumented.push(violation),
   });
   await app.listen({ port: 0, host: '127.0.0.1' });
   const url = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
@@ -83,10 +86,13 @@ export async function startApi(
     clock,
     logLines,
     call,
+    /** Answers whose status or error code the OpenAPI document does not list for their route. */
+    undocumented,
     async close() {
       await app.close();
       await pool.end();
       await db.drop();
+      if (undocumented.length > 0) throw new Error(`answers the OpenAPI document does not list:\n${[...new Set(undocumented)].join('\n')}`);
     },
   };
 }

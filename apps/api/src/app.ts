@@ -7,6 +7,7 @@ import type { ApiDeps } from './deps.js';
 import { AccessLogController } from './http/access-log.js';
 import { BODY_LIMIT_BYTES, handleClientError, handleError, handleFrameworkError, handleNotFound } from './http/errors.js';
 import { installStrictJsonBodies } from './http/json-body.js';
+import { watchAnswersAgainstDocument } from './http/answer-conformance.js';
 import { assertEveryRouteDocumented, buildOpenApi, trackServedRoutes } from './http/openapi.js';
 import { registerRequestMetrics } from './http/request-metrics.js';
 import { registerOperationsMetrics } from './metrics/operations-metrics.js';
@@ -20,7 +21,7 @@ import { registerAuditRoutes } from './routes/audit.js';
 import { registerBookingRoutes } from './routes/bookings.js';
 import { registerConfirmationRoutes } from './routes/confirmations.js';
 import { registerDeskRoutes } from './routes/desk.js';
-import { HEALTH_ROUTES, createMetricsRegistry, registerHealthRoutes } from './routes/health.js';
+import { HEALTH_ROUTES, UNLIMITED_PATHS, createMetricsRegistry, registerHealthRoutes } from './routes/health.js';
 import { registerIdentityRoutes } from './routes/identity.js';
 import { registerRunRoutes } from './routes/runs.js';
 import { SERVICE_ROUTES, registerServiceRoutes } from './routes/service.js';
@@ -48,6 +49,7 @@ export async function buildApp(deps: ApiDeps): Promise<FastifyInstance> {
   installStrictJsonBodies(app);
 
   const servedRoutes = trackServedRoutes(app);
+  const checkAnswersAgainst = deps.onUndocumentedAnswer ? watchAnswersAgainstDocument(app, deps.onUndocumentedAnswer) : null;
   app.addHook('onSend', async (req, reply) => {
     reply.header('x-request-id', req.id);
   });
@@ -72,7 +74,7 @@ export async function buildApp(deps: ApiDeps): Promise<FastifyInstance> {
         const secret = bearerFrom(req.headers.authorization);
         return secret && isWellFormedCredential(secret) ? `cred:${createHash('sha256').update(secret).digest('hex').slice(0, 32)}` : `ip:${req.ip}`;
       },
-      allowList: (req) => /^\/(v1\/)?(healthz|readyz|metrics)$/.test(req.url.split('?')[0] ?? ''),
+      allowList: (req) => UNLIMITED_PATHS.has(req.url.split('?')[0] ?? ''),
       errorResponseBuilder: (_req, context) => {
         const err = new ItoError('rate_limited', `too many requests for this credential; retry in ${Math.ceil(context.ttl / 1000)} s`);
         return Object.assign(err, { statusCode: 429 });
@@ -109,6 +111,7 @@ export async function buildApp(deps: ApiDeps): Promise<FastifyInstance> {
     registerDeskRoutes(app, res, routes);
     openapi = buildOpenApi(routes, API_VERSION, [...HEALTH_ROUTES, ...SERVICE_ROUTES]);
     registerServiceRoutes(app, openapi, API_VERSION);
+    checkAnswersAgainst?.(openapi);
   }
 
   await app.ready();

@@ -40,4 +40,9 @@ export interface ApiDeps {
    * in-process API of some tests) only the tenant policy is checked.
    */
   checkpointStorage?: (prefix: string) => Promise<void>;
+  /**
+   * Told of every answer whose status or error code the OpenAPI document does not list for its route. Unset in
+   * production; the test servers set it, so every test of the API also checks its document.
+   */
+  onUndocumentedAnswer?: (violation: string) => void;
 }

@@ -12,10 +12,12 @@ interface Parameter {
   schema?: Schema;
 }
 interface Operation {
+  operationId?: string;
   summary?: string;
   description?: string;
   parameters?: Parameter[];
   requestBody?: { content?: Record<string, { schema?: Schema }> };
+  responses?: Record<string, { content?: Record<string, { schema?: Schema }> }>;
 }
 
 const METHOD_ORDER = ['get', 'post', 'put', 'patch', 'delete'];
@@ -58,7 +60,8 @@ function groupOf(path: string): string {
 function renderOperation(method: string, path: string, op: Operation): string[] {
   const lines = [`### \`${method.toUpperCase()} ${path}\``, ''];
   if (op.summary) lines.push(op.summary, '');
-  if (op.description) lines.push(op.description, '');
+  const about = [op.description, op.operationId ? `Operation id: \`${op.operationId}\`.` : ''].filter(Boolean).join(' ');
+  if (about) lines.push(about, '');
   const params = op.parameters ?? [];
   if (params.length > 0) {
     lines.push('| parameter | in | required | type |', '| --- | --- | --- | --- |');
@@ -76,7 +79,25 @@ function renderOperation(method: string, path: string, op: Operation): string[] 
       lines.push('');
     }
   }
+  const refusals = refusalsOf(op);
+  if (refusals.length > 0) lines.push(`Refusals: ${refusals.join('; ')}.`, '');
   return lines;
+}
+
+/** The part of a documented refusal that narrows the envelope's `error.code`. */
+interface NarrowedError {
+  properties?: { error?: { properties?: { code?: { enum?: string[] } } } };
+}
+
+/** `404 \`not_found\`` per documented error status: the codes each status narrows the error envelope to. */
+function refusalsOf(op: Operation): string[] {
+  return Object.entries(op.responses ?? {})
+    .filter(([status]) => /^[45]\d\d$/.test(status))
+    .map(([status, r]) => {
+      const allOf = (r.content?.['application/json']?.schema?.allOf ?? []) as Schema[];
+      const codes = allOf.flatMap((s) => (s as NarrowedError).properties?.error?.properties?.code?.enum ?? []);
+      return `${status} ${codes.map((c) => `\`${c}\``).join(', ')}`;
+    });
 }
 
 /** A short, readable type: `string (1–255)`, `integer ≥ 0`, `one of a, b`, `array of object`. */

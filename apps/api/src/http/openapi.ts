@@ -1,5 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
+import { ERROR_CODES, type ErrorCode } from '@ito/contracts';
+import { OPERATIONS, type OperationDoc } from './operations.js';
 import type { RegisteredRoute } from './route.js';
 
 /** A public route outside defineRoute (health, metrics, the documents themselves), described by hand. */
@@ -9,30 +11,159 @@ export interface PlainRoute {
   summary: string;
   /** What the body is: the JSON envelope, a bare JSON document, Prometheus text, an HTML page or a static asset. */
   response: 'envelope' | 'json' | 'text' | 'html' | 'asset';
+  /** Left out of the per-credential request limit (health and metrics): no rate_limited from that limit. */
+  unlimited?: true;
+  /** Answers 503 with internal_error while a dependency is down (readiness). */
+  notReady?: true;
+  /** Computed a few at a time whatever the request limit: past its admission it answers rate_limited (metrics). */
+  admitted?: true;
 }
 
 const plainResponses: Record<PlainRoute['response'], Record<string, unknown>> = {
-  envelope: { default: { description: 'The JSON envelope.', content: { 'application/json': { schema: { $ref: '#/components/schemas/Envelope' } } } } },
-  json: { '200': { description: 'A JSON document (not wrapped in the envelope).', content: { 'application/json': { schema: {} } } } },
+  envelope: { '200': { description: 'The JSON envelope with ok true.', content: { 'application/json': { schema: { $ref: '#/components/schemas/OkEnvelope' } } } } },
+  json: { '200': { description: 'A JSON document (not wrapped in the envelope).', content: { 'application/json': { schema: { type: 'object' } } } } },
   text: { '200': { description: 'Prometheus text exposition.', content: { 'text/plain': { schema: { type: 'string' } } } } },
   html: { '200': { description: 'An HTML page.', content: { 'text/html': { schema: { type: 'string' } } } } },
   asset: { '200': { description: 'A static script or stylesheet.', content: { 'text/javascript': { schema: { type: 'string' } }, 'text/css': { schema: { type: 'string' } } } } },
 };
 
-const envelopeDoc = {
-  type: 'object',
-  required: ['ok', 'live_api_contacted', 'notice'],
-  properties: {
-    ok: { type: 'boolean' },
-    live_api_contacted: { type: 'boolean' },
-    notice: { type: ['string', 'null'] },
-    data: {},
-    error: {
-      type: 'object',
-      properties: { code: { type: 'string' }, message: { type: 'string' }, retryable: { type: 'boolean' }, details: { type: 'object' } },
+/** The codes the server can answer with: the ones only the CLI raises (status `—` in docs/contract.md) are not. */
+export const CLIENT_ONLY_CODES = [
+  'manifest_path_not_absolute',
+  'manifest_symlink',
+  'manifest_not_regular_file',
+  'manifest_unsafe_permissions',
+  'manifest_wrong_owner',
+  'manifest_too_large',
+  'manifest_changed_while_reading',
+  'audit_verification_failed',
+  'timeout',
+  'transport_ambiguous',
+  'connect_failed',
+] as const satisfies readonly ErrorCode[];
+
+const SERVER_CODES = (Object.keys(ERROR_CODES) as ErrorCode[]).filter((c) => !(CLIENT_ONLY_CODES as readonly string[]).includes(c));
+
+/** The envelope of packages/contracts/src/envelope.ts, as JSON Schema: one shape for success, one for refusal. */
+const envelopeSchemas = {
+  OkEnvelope: {
+    type: 'object',
+    description: 'The answer of a call that did what it was asked.',
+    required: ['ok', 'live_api_contacted', 'notice', 'data'],
+    properties: {
+      ok: { type: 'boolean', const: true },
+      live_api_contacted: { type: 'boolean' },
+      notice: { type: ['string', 'null'], description: 'One human sentence, e.g. that an idempotent answer was replayed.' },
+      data: { description: 'What the route answers (docs/contract.md, "Key fields").' },
     },
   },
+  ErrorEnvelope: {
+    type: 'object',
+    description: 'The answer of a refused call: a stable code the caller branches on, never a secret in the message.',
+    required: ['ok', 'live_api_contacted', 'notice', 'error'],
+    properties: {
+      ok: { type: 'boolean', const: false },
+      live_api_contacted: { type: 'boolean' },
+      notice: { type: ['string', 'null'] },
+      error: {
+        type: 'object',
+        required: ['code', 'message', 'retryable'],
+        properties: {
+          code: { $ref: '#/components/schemas/ErrorCode' },
+          message: { type: 'string' },
+          retryable: { type: 'boolean', description: 'The same request may succeed later without anything else changing.' },
+          details: { type: 'object', description: 'Machine-readable facts (a JSON path, a limit, a wait); never a secret.' },
+        },
+      },
+    },
+  },
+  ErrorCode: { type: 'string', description: 'The stable error codes the server answers with (docs/contract.md, "Error codes").', enum: SERVER_CODES },
 };
+
+/** Statuses to the codes an operation can answer with, each status once, codes in a stable order. */
+export type Refusals = Map<number, ErrorCode[]>;
+
+function addRefusal(out: Refusals, code: ErrorCode, status: number = ERROR_CODES[code].status): void {
+  const codes = out.get(status) ?? [];
+  if (!codes.includes(code)) codes.push(code);
+  out.set(status, codes);
+}
+
+/**
+ * The refusals a route declared through defineRoute can answer with: those of its kind (from its access, path,
+ * query, body and Idempotency-Key) and those its own gates raise (OPERATIONS). The framework's answers are in:
+ * a body too large (413) or not JSON (415), a path id too long (its not-found code) or not UTF-8 (400).
+ */
+export function refusalsOf(r: RegisteredRoute, specific: readonly ErrorCode[] = []): Refusals {
+  const out: Refusals = new Map();
+  if (!('public' in r.access)) {
+    addRefusal(out, 'unauthenticated');
+    addRefusal(out, 'credential_revoked');
+    addRefusal(out, 'forbidden');
+  }
+  if (r.idempotencyKey) for (const c of ['idempotency_key_required', 'idempotency_key_invalid', 'idempotency_key_reused', 'idempotency_in_progress'] as const) addRefusal(out, c);
+  if (r.params) {
+    addRefusal(out, r.notFound ?? 'not_found');
+    addRefusal(out, 'validation_failed');
+  }
+  if (r.query) addRefusal(out, 'validation_failed');
+  // Fastify reads the body of every POST, declared or not: one too large, not JSON or malformed is refused.
+  if (r.body || r.method === 'POST') {
+    addRefusal(out, 'validation_failed');
+    addRefusal(out, 'validation_failed', 413);
+    addRefusal(out, 'validation_failed', 415);
+  }
+  for (const c of specific) addRefusal(out, c);
+  addRefusal(out, 'rate_limited');
+  addRefusal(out, 'internal_error');
+  return out;
+}
+
+/** The refusals of a plain route: rate limits unless it is exempt, readiness' 503, and internal errors. */
+export function plainRefusalsOf(r: PlainRoute): Refusals {
+  const out: Refusals = new Map();
+  if (!r.unlimited || r.admitted) addRefusal(out, 'rate_limited');
+  if (r.notReady) addRefusal(out, 'internal_error', 503);
+  addRefusal(out, 'internal_error');
+  return out;
+}
+
+/**
+ * The project grants no licence (its packages are private): the document says so rather than leave the field
+ * out, which generators and linters read as "unknown".
+ */
+const LICENSE = { name: 'Proprietary: all rights reserved' };
+
+const RETRY_AFTER = { 'Retry-After': { description: 'Seconds to wait before retrying.', schema: { type: 'integer', minimum: 0 } } };
+
+/** One response per status, each the error envelope narrowed to the codes that status carries here. */
+function errorResponses(refusals: Refusals): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [status, codes] of [...refusals].sort(([a], [b]) => a - b)) {
+    out[String(status)] = {
+      description: `Refused: ${codes.map((c) => `\`${c}\``).join(', ')}.`,
+      ...(status === 429 ? { headers: RETRY_AFTER } : {}),
+      content: {
+        'application/json': {
+          schema: {
+            allOf: [
+              { $ref: '#/components/schemas/ErrorEnvelope' },
+              { type: 'object', required: ['error'], properties: { error: { type: 'object', required: ['code'], properties: { code: { type: 'string', enum: codes } } } } },
+            ],
+          },
+        },
+      },
+    };
+  }
+  return out;
+}
+
+function okResponses(statuses: readonly number[]): Record<string, unknown> {
+  const ok = { content: { 'application/json': { schema: { $ref: '#/components/schemas/OkEnvelope' } } } };
+  return Object.fromEntries(
+    statuses.map((s) => [String(s), { description: s === 201 ? 'Created: the JSON envelope with ok true.' : 'The JSON envelope with ok true.', ...ok }]),
+  );
+}
 
 function jsonSchema(schema: z.ZodType): Record<string, unknown> {
   const out = z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' }) as Record<string, unknown>;
@@ -41,15 +172,43 @@ function jsonSchema(schema: z.ZodType): Record<string, unknown> {
 }
 
 /**
+ * The row of OPERATIONS for a route. A route without one, or two routes with one operationId, stop the server
+ * from starting: generated clients name their methods after these, so they must exist and be unique.
+ */
+function operationOf(key: string, table: Readonly<Record<string, OperationDoc>>, seen: Map<string, string>): OperationDoc {
+  const op = table[key];
+  if (!op) throw new Error(`OpenAPI: no operationId for ${key}; add its row to apps/api/src/http/operations.ts`);
+  const other = seen.get(op.operationId);
+  if (other) throw new Error(`OpenAPI: ${key} and ${other} share the operationId ${op.operationId}`);
+  seen.set(op.operationId, key);
+  return op;
+}
+
+/**
  * The OpenAPI 3.1 document, built from the same zod schemas that validate each route, so the document cannot
  * drift from what the server accepts.
  */
-export function buildOpenApi(routes: readonly RegisteredRoute[], version: string, plain: readonly PlainRoute[] = []): Record<string, unknown> {
+export function buildOpenApi(
+  routes: readonly RegisteredRoute[],
+  version: string,
+  plain: readonly PlainRoute[] = [],
+  table: Readonly<Record<string, OperationDoc>> = OPERATIONS,
+): Record<string, unknown> {
   const paths: Record<string, Record<string, unknown>> = {};
+  const seen = new Map<string, string>();
   for (const r of plain) {
-    (paths[r.url] ??= {})[r.method.toLowerCase()] = { summary: r.summary, description: 'Access: none.', security: [], parameters: [], responses: plainResponses[r.response] };
+    const op = operationOf(`${r.method} ${r.url}`, table, seen);
+    (paths[r.url] ??= {})[r.method.toLowerCase()] = {
+      operationId: op.operationId,
+      summary: r.summary,
+      description: 'Access: none.',
+      security: [],
+      parameters: [],
+      responses: { ...plainResponses[r.response], ...errorResponses(plainRefusalsOf(r)) },
+    };
   }
   for (const r of routes) {
+    const op = operationOf(`${r.method} ${r.url}`, table, seen);
     const path = r.url.replace(/:([a-z_]+)/g, '{$1}');
     const parameters: unknown[] = [];
     if (r.params) {
@@ -68,22 +227,28 @@ export function buildOpenApi(routes: readonly RegisteredRoute[], version: string
     const security = 'public' in r.access ? [] : [{ bearer: [] }];
     const scope = 'scope' in r.access ? r.access.scope : 'node' in r.access ? 'node credential' : 'public' in r.access ? 'none' : 'any credential';
     (paths[path] ??= {})[r.method.toLowerCase()] = {
+      operationId: op.operationId,
       summary: r.summary,
       description: `Access: ${scope}.`,
       security,
       parameters,
       ...(r.body ? { requestBody: { required: true, content: { 'application/json': { schema: jsonSchema(r.body) } } } } : {}),
-      responses: {
-        '200': { description: 'The JSON envelope with ok true.', content: { 'application/json': { schema: { $ref: '#/components/schemas/Envelope' } } } },
-        default: { description: 'The JSON envelope with ok false and a stable error code.', content: { 'application/json': { schema: { $ref: '#/components/schemas/Envelope' } } } },
-      },
+      responses: { ...okResponses(op.success ?? [200]), ...errorResponses(refusalsOf(r, op.refusals)) },
     };
   }
+  const documented = new Set([...plain, ...routes].map((r) => `${r.method} ${r.url}`));
+  const stale = Object.keys(table).filter((k) => !documented.has(k));
+  if (stale.length > 0) throw new Error(`OpenAPI: operations.ts names routes that are not served: ${stale.join(', ')}`);
   return {
     openapi: '3.1.0',
-    info: { title: 'Itô Training API', version },
+    info: {
+      title: 'Itô Training API',
+      version,
+      description: 'The control plane that turns a reviewed training manifest into a run on booked GPU nodes, through fail-closed gates.',
+      license: LICENSE,
+    },
     servers: [{ url: '/' }],
-    components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } }, schemas: { Envelope: envelopeDoc } },
+    components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } }, schemas: envelopeSchemas },
     paths,
   };
 }

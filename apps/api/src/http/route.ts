@@ -56,6 +56,8 @@ export interface RegisteredRoute {
   body?: z.ZodType;
   query?: z.ZodType;
   params?: z.ZodType;
+  /** The code a path id that cannot exist answers with. */
+  notFound?: ErrorCode;
   idempotencyKey?: boolean;
 }
 
@@ -77,6 +79,7 @@ export function defineRoute<B extends z.ZodType = z.ZodUndefined, Q extends z.Zo
     ...(spec.body ? { body: spec.body } : {}),
     ...(spec.query ? { query: spec.query } : {}),
     ...(spec.params ? { params: spec.params } : {}),
+    ...(spec.notFound ? { notFound: spec.notFound } : {}),
     ...(spec.idempotencyKey ? { idempotencyKey: true } : {}),
   });
   const config: BodyRouteConfig = spec.body ? { bodyVocabulary: vocabularyOf(spec.body) } : {};

@@ -6,10 +6,13 @@ import type { PlainRoute } from '../http/openapi.js';
 
 /** The health routes as OpenAPI describes them, at the root and under /v1 alike. */
 export const HEALTH_ROUTES: PlainRoute[] = ['', '/v1'].flatMap((prefix) => [
-  { method: 'GET', url: `${prefix}/healthz`, summary: 'The process is up.', response: 'envelope' },
-  { method: 'GET', url: `${prefix}/readyz`, summary: 'Every dependency answers (503 with the failing checks otherwise).', response: 'envelope' },
-  { method: 'GET', url: `${prefix}/metrics`, summary: 'Prometheus metrics: requests, refusals by code, answer times, process; runs by state, queue depths, job durations, ledger append time, heartbeats, SLO latencies and breaches.', response: 'text' },
+  { method: 'GET', url: `${prefix}/healthz`, summary: 'The process is up.', response: 'envelope', unlimited: true },
+  { method: 'GET', url: `${prefix}/readyz`, summary: 'Every dependency answers (503 with the failing checks otherwise).', response: 'envelope', unlimited: true, notReady: true },
+  { method: 'GET', url: `${prefix}/metrics`, summary: 'Prometheus metrics: requests, refusals by code, answer times, process; runs by state, queue depths, job durations, ledger append time, heartbeats, SLO latencies and breaches.', response: 'text', unlimited: true, admitted: true },
 ] satisfies PlainRoute[]);
+
+/** The paths the per-credential request limit leaves out: an orchestrator's probes and the scraper never wait. */
+export const UNLIMITED_PATHS: ReadonlySet<string> = new Set(HEALTH_ROUTES.filter((r) => r.unlimited).map((r) => r.url));
 
 /** `/healthz` (the process is up), `/readyz` (every dependency answers) and `/metrics` (Prometheus text). */
 export function registerHealthRoutes(app: FastifyInstance, probes: ReadinessProbe[], registry: Registry): void {
