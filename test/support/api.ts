@@ -26,6 +26,8 @@ export async function startApi(
     authFailureLimit?: { max: number; timeWindowMs: number };
     agent?: { heartbeatIntervalS: number; heartbeatMisses: number };
     deskAdmission?: { concurrency: number; queue: number };
+    replayAdmission?: { concurrency: number; queue: number };
+    metricsAdmission?: { concurrency: number; queue: number };
   } = {},
 ) {
   const db = await freshDatabase();
@@ -51,6 +53,8 @@ export async function startApi(
     ...(opts.authFailureLimit ? { authFailureLimit: opts.authFailureLimit } : {}),
     ...(opts.agent ? { agent: opts.agent } : {}),
     ...(opts.deskAdmission ? { deskAdmission: opts.deskAdmission } : {}),
+    ...(opts.replayAdmission ? { replayAdmission: opts.replayAdmission } : {}),
+    ...(opts.metricsAdmission ? { metricsAdmission: opts.metricsAdmission } : {}),
   });
   await app.listen({ port: 0, host: '127.0.0.1' });
   const url = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;

@@ -27,6 +27,7 @@ import { SERVICE_ROUTES, registerServiceRoutes } from './routes/service.js';
 import { createApiLedger } from './services/admin-service.js';
 import { WindowCounter } from './http/window-counter.js';
 import { deskAdmission } from './desk/desk-admission.js';
+import { DEFAULT_METRICS_ADMISSION, DEFAULT_REPLAY_ADMISSION, admission } from './http/admission.js';
 
 export { BODY_LIMIT_BYTES };
 
@@ -59,7 +60,7 @@ export async function buildApp(deps: ApiDeps): Promise<FastifyInstance> {
 
   const registry = createMetricsRegistry();
   registerRequestMetrics(app, registry);
-  registerHealthRoutes(app, deps.readiness, registry);
+  registerHealthRoutes(app, deps.readiness, registry, admission(deps.metricsAdmission ?? DEFAULT_METRICS_ADMISSION, 'the API is already computing as many metrics scrapes as it can'));
 
   let openapi: Record<string, unknown> | null = null;
   if (deps.pool) {
@@ -102,6 +103,7 @@ export async function buildApp(deps: ApiDeps): Promise<FastifyInstance> {
       authFailures: new WindowCounter(deps.authFailureLimit?.max ?? 60, deps.authFailureLimit?.timeWindowMs ?? 60_000),
       metrics,
       desk: deskAdmission(deps.deskAdmission),
+      replay: admission(deps.replayAdmission ?? DEFAULT_REPLAY_ADMISSION, 'the API is already replaying as many audits as it can'),
     };
     const routes: RegisteredRoute[] = [];
     registerIdentityRoutes(app, res, routes);

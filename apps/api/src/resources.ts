@@ -7,6 +7,7 @@ import type { LivenessWriter } from './agent/liveness-writer.js';
 import type { WindowCounter } from './http/window-counter.js';
 import type { OperationsMetrics } from './metrics/operations-metrics.js';
 import type { DeskAdmission } from './desk/desk-admission.js';
+import type { Admission } from './http/admission.js';
 
 /**
  * The one explicit resources object every service shares: database, ledger, logger and clock.
@@ -29,4 +30,6 @@ export interface Resources {
   metrics: Pick<OperationsMetrics, 'heartbeatsIngested'>;
   /** Admits desk telemetry queries a few at a time, so they cannot take the pool from everything else. */
   desk: DeskAdmission;
+  /** Admits audit replays a few at a time, for the same reason. */
+  replay: Admission;
 }
