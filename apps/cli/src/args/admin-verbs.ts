@@ -30,6 +30,15 @@ export const ADMIN_VERBS: VerbSpec[] = [
     side_effect: 'credential_store',
     ...admin,
   },
+  {
+    name: 'operator-key create',
+    summary: "create an operator credential: the pricing desk's fleet-wide figures (shown once); no tenant can make one",
+    usage: 'ito-admin operator-key create --principal <who> [--json]',
+    example: 'ito-admin operator-key create --principal pricing-desk@ito --json',
+    flags: [{ name: 'principal', value: 'who', required: true, help: 'who holds the credential (a person or team name)' }],
+    side_effect: 'credential_store',
+    ...admin,
+  },
   { name: 'key revoke', summary: 'revoke an API key by its id', usage: 'ito-admin key revoke <key-id>', example: `ito-admin key revoke ${ids.key}`, positionals: [{ name: 'key-id', required: true, help: 'key id (not the key itself)' }], side_effect: 'credential_revoke', ...admin },
   {
     name: 'booking create',
@@ -57,4 +66,4 @@ export const ADMIN_VERBS: VerbSpec[] = [
   { name: 'node register', summary: 'register a GPU node of a booking; prints its agent credential once', usage: 'ito-admin node register --booking <id> --name <name> [--json]', example: `ito-admin node register --booking ${ids.booking} --name gpu-01 --json`, flags: [{ name: 'booking', value: 'id', required: true, help: 'booking id' }, { name: 'name', value: 'name', required: true, help: 'node name' }], side_effect: 'credential_store', ...admin },
 ];
 
-export const ADMIN_GROUPS: Record<string, string | null> = { tenant: null, key: null, booking: null, node: null };
+export const ADMIN_GROUPS: Record<string, string | null> = { tenant: null, key: null, 'operator-key': null, booking: null, node: null };
