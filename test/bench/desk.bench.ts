@@ -207,7 +207,7 @@ async function main(): Promise<void> {
   try {
     await migrateDatabase(db.url);
     const admin = createAdminService({ pool, ledger: createApiLedger(pool) });
-    const tenant = await admin.createTenant({ name: 'desk bench' });
+    const tenant = await admin.createTenant({ name: 'desk bench', requesterPrincipal: 'ml@bench', approverPrincipal: 'finance@bench' });
     const desk = await admin.createKey({ tenantId: tenant.tenant_id, scopes: ['desk:read'] });
     say(`writing ${RUNS} runs (~${EVENTS} events)…`);
     const gen = await timed(() => writeBulkEvents(pool, tenant.tenant_id, history()));

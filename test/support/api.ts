@@ -97,7 +97,7 @@ export type Api = Awaited<ReturnType<typeof startApi>>;
 
 /** A tenant with its two keys and a completed 2×8 H200 booking on InfiniBand for the next 30 days. */
 export async function seedTenant(api: Api, overrides: Record<string, unknown> = {}) {
-  const tenant = await api.admin.createTenant({ name: 'acme' });
+  const tenant = await api.admin.createTenant({ name: 'acme', requesterPrincipal: 'ml-team@acme', approverPrincipal: 'finance@acme' });
   const booking = await api.admin.createBooking(h200Booking(tenant.tenant_id, overrides));
   return { tenant, booking, requester: tenant.requester_key, approver: tenant.approver_key, bookingId: booking.booking_id };
 }

@@ -8,7 +8,7 @@ import type { Api } from './api.js';
  * whose clock the history sets. Returns a desk credential and the ids as the server minted them.
  */
 export async function seedKnownTelemetry(api: Api) {
-  const tenant = await api.admin.createTenant({ name: 'telemetry buyer' });
+  const tenant = await api.admin.createTenant({ name: 'telemetry buyer', requesterPrincipal: 'ml@buyer', approverPrincipal: 'finance@buyer' });
   const desk = await api.admin.createKey({ tenantId: tenant.tenant_id, scopes: ['desk:read'] });
   const ids = new Map<string, string>();
   for (const b of BOOKINGS) {

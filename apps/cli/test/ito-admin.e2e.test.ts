@@ -33,7 +33,9 @@ describe('ito-admin on the ledger database', () => {
   });
 
   it('bootstraps a tenant, a key, a booking and a node through the API service, secrets shown once', async () => {
-    const tenant = await admin(['tenant', 'create', '--name', 'acme', '--json']);
+    const unnamed = await admin(['tenant', 'create', '--name', 'acme', '--json']);
+    expect([unnamed.code, unnamed.json().error.code]).toEqual([2, 'validation_failed']);
+    const tenant = await admin(['tenant', 'create', '--name', 'acme', '--requester-principal', 'ml@acme', '--approver-principal', 'finance@acme', '--json']);
     expect(tenant.code).toBe(0);
     const t = tenant.json();
     expect(t).toMatchObject({ ok: true, live_api_contacted: false });
@@ -100,7 +102,10 @@ describe('ito-admin on the ledger database', () => {
   });
 
   it('reports connect_failed (exit 4) when the database cannot be reached, without printing the URL password', async () => {
-    const res = await runCli(['tenant', 'create', '--name', 'x', '--json'], { entry: ITO_ADMIN, env: { ITO_DATABASE_URL: 'postgres://u:pw-secret-123@127.0.0.1:9/none' } });
+    const res = await runCli(['tenant', 'create', '--name', 'x', '--requester-principal', 'ml@x', '--approver-principal', 'finance@x', '--json'], {
+      entry: ITO_ADMIN,
+      env: { ITO_DATABASE_URL: 'postgres://u:pw-secret-123@127.0.0.1:9/none' },
+    });
     expect(res.code).toBe(4);
     expect(res.json()).toMatchObject({ ok: false, live_api_contacted: false, error: { code: 'connect_failed' } });
     expect(res.stdout + res.stderr).not.toContain('pw-secret-123');

@@ -94,7 +94,7 @@ export async function startCluster(opts: ClusterOptions = {}) {
     if (r.code !== 0) throw new Error(`ito-admin ${args.join(' ')}: ${r.stdout} ${r.stderr}`);
     return r.json().data;
   };
-  const tenant = await admin(['tenant', 'create', '--name', 'acme']);
+  const tenant = await admin(['tenant', 'create', '--name', 'acme', '--requester-principal', 'ml@acme', '--approver-principal', 'finance@acme']);
   const now = Date.now();
   const planned = opts.nodes ?? 2;
   const booking = await admin([

@@ -22,6 +22,8 @@ export function createApiLedger(pool: pg.Pool): Ledger {
 
 export const REQUESTER_SCOPES: Scope[] = ['runs:read', 'runs:write'];
 export const APPROVER_SCOPES: Scope[] = ['runs:read', 'confirmations:approve'];
+/** The scopes that can request or decide a confirmation (`admin` holds both): their keys must name a principal. */
+const REQUEST_OR_APPROVE_SCOPES: Scope[] = ['runs:write', 'confirmations:approve', 'admin'];
 
 const tenantStream = (tenantId: string) => `tenant-${tenantId}`;
 
@@ -88,15 +90,20 @@ export function createAdminService(deps: { pool: pg.Pool; logger?: Logger; ledge
   };
 
   const optionalPrincipal = (value: string | undefined, what: string) => (value === undefined ? null : validate(principalSchema, value, what));
+  /** A key that can request or approve names who holds it: the requester ≠ approver rule compares these names. */
+  const requiredPrincipal = (value: string | undefined, what: string, flag: string) => {
+    if (value === undefined) throw new ItoError('validation_failed', `${what} is required: a key that can request or approve must name who holds it (${flag} <who>)`);
+    return validate(principalSchema, value, what);
+  };
 
   return {
     /** A tenant and its two keys; naming their principals makes the approver's separation hold per person too. */
     async createTenant(input: { name: string; policy?: Partial<TenantPolicy>; requesterPrincipal?: string; approverPrincipal?: string }) {
       const name = validate(z.string().min(1).max(200), input.name, 'tenant name');
       const policy = { ...DEFAULT_TENANT_POLICY, ...validate(policySchema, input.policy ?? {}, 'tenant policy') };
-      const requesterPrincipal = optionalPrincipal(input.requesterPrincipal, 'requester principal');
-      const approverPrincipal = optionalPrincipal(input.approverPrincipal, 'approver principal');
-      if (requesterPrincipal !== null && requesterPrincipal === approverPrincipal) {
+      const requesterPrincipal = requiredPrincipal(input.requesterPrincipal, 'requester principal', '--requester-principal');
+      const approverPrincipal = requiredPrincipal(input.approverPrincipal, 'approver principal', '--approver-principal');
+      if (requesterPrincipal === approverPrincipal) {
         throw new ItoError('validation_failed', 'the requester and the approver must be different principals');
       }
       const tenantId = newId('ten');
@@ -147,7 +154,7 @@ export function createAdminService(deps: { pool: pg.Pool; logger?: Logger; ledge
         throw new ItoError('validation_failed', `${FLEET_SCOPE} is the operator's, never a tenant key's: use ito-admin operator-key create`);
       }
       const scopes = validate(z.array(z.enum(TENANT_SCOPES)).min(1), input.scopes, 'scopes');
-      const principal = optionalPrincipal(input.principal, 'principal');
+      const principal = scopes.some((s) => REQUEST_OR_APPROVE_SCOPES.includes(s)) ? requiredPrincipal(input.principal, 'principal', '--principal') : optionalPrincipal(input.principal, 'principal');
       requireId('ten', input.tenantId, 'tenant');
       return ledger.transaction(async (tx) => {
         const { rowCount } = await tx.client.query('select 1 from tenants where tenant_id = $1', [input.tenantId]);

@@ -7,12 +7,12 @@ export const ADMIN_VERBS: VerbSpec[] = [
   {
     name: 'tenant create',
     summary: 'create a tenant with a requester key and an approver key (shown once)',
-    usage: 'ito-admin tenant create --name <name> [--requester-principal <who>] [--approver-principal <who>] [--json]',
+    usage: 'ito-admin tenant create --name <name> --requester-principal <who> --approver-principal <who> [--json]',
     example: 'ito-admin tenant create --name acme --requester-principal ml-team@acme --approver-principal finance@acme --json',
     flags: [
       { name: 'name', value: 'name', required: true, help: 'tenant name' },
-      { name: 'requester-principal', value: 'who', help: 'who holds the requester key; a confirmation is never decided by its requesting principal' },
-      { name: 'approver-principal', value: 'who', help: 'who holds the approver key (must differ from the requester principal)' },
+      { name: 'requester-principal', value: 'who', required: true, help: 'who holds the requester key; a confirmation is never decided by its requesting principal' },
+      { name: 'approver-principal', value: 'who', required: true, help: 'who holds the approver key (must differ from the requester principal)' },
     ],
     side_effect: 'credential_store',
     ...admin,
@@ -25,7 +25,7 @@ export const ADMIN_VERBS: VerbSpec[] = [
     flags: [
       { name: 'tenant', value: 'id', required: true, help: 'tenant id' },
       { name: 'scopes', value: 'a,b', required: true, help: 'comma-separated scopes: runs:read, runs:write, confirmations:approve, desk:read, audit:read, admin' },
-      { name: 'principal', value: 'who', help: 'who holds the key (a person or team name); that principal can never decide its own confirmations' },
+      { name: 'principal', value: 'who', help: 'who holds the key (a person or team name); required with runs:write, confirmations:approve or admin; that principal can never decide its own confirmations' },
     ],
     side_effect: 'credential_store',
     ...admin,
