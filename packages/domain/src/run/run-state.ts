@@ -18,6 +18,10 @@ export interface StageAttempt {
   tasks: TaskState[];
   leader_elapsed_s: number;
   resume_from: CheckpointRef | null;
+  /** The steps the stage's plan gives it (the task spec's `total_steps`); null when the attempt has no spec. */
+  total_steps?: number | null;
+  /** The step of the leader's last recorded progress in this attempt; null before the first. */
+  last_step?: number | null;
 }
 
 export interface RunCheckpoint {
@@ -203,6 +207,8 @@ export function evolveRun(state: RunAggregate, event: RunEvent): RunAggregate {
         tasks: (event.data.tasks ?? []).map((t) => ({ ...t, status: 'assigned' as const, last_seq: 0 })),
         leader_elapsed_s: 0,
         resume_from: event.data.spec?.resume_from ?? null,
+        total_steps: event.data.spec?.total_steps ?? null,
+        last_step: null,
       };
       const started: RunAggregate = {
         ...next,
@@ -242,7 +248,7 @@ export function evolveRun(state: RunAggregate, event: RunEvent): RunAggregate {
           ? observeLoss(state.pipeline.rules.loss_spike, state.loss ?? EMPTY_LOSS_TRACKER, event.data.step, event.data.loss).tracker
           : state.loss;
       const updated = updateTask(current, event.data.task_id, { last_seq: event.data.seq ?? 0, status: 'running' });
-      return withCurrent({ ...progressed, loss }, { ...updated, leader_elapsed_s: Math.max(current.leader_elapsed_s, event.data.elapsed_s ?? 0) });
+      return withCurrent({ ...progressed, loss }, { ...updated, leader_elapsed_s: Math.max(current.leader_elapsed_s, event.data.elapsed_s ?? 0), last_step: event.data.step });
     }
     case 'CheckpointSaved': {
       const d = event.data;

@@ -159,10 +159,28 @@ export function decideTaskReport(state: RunAggregate, report: TaskReport, now?: 
   return { events, duplicate: false, directive: directiveFor(after, task.task_id) };
 }
 
+/**
+ * A progress step is bounded by the stage's plan (a trainer cannot claim steps the stage does not have) and never
+ * goes back within an attempt (a restart is a new attempt, which starts its own count). Refused before anything
+ * is recorded: the desk folds recorded steps into goodput and wasted progress.
+ */
+export function checkProgressStep(current: StageAttempt, step: number): void {
+  const total = current.total_steps ?? null;
+  // An evaluation's plan has no steps (total 0): its steps are not bounded by the plan, only kept monotonic.
+  if (total !== null && total > 0 && step > total) {
+    throw new ItoError('validation_failed', `progress at step ${step} is beyond the ${total} steps of stage ${current.stage}'s plan; nothing was recorded`);
+  }
+  const last = current.last_step ?? null;
+  if (last !== null && step < last) {
+    throw new ItoError('validation_failed', `progress at step ${step} goes back from step ${last} in attempt ${current.attempt} of ${current.stage}; nothing was recorded`);
+  }
+}
+
 function progressEvents(state: RunAggregate, current: StageAttempt, task: TaskState, b: ProgressBody): RunEvent[] {
   const runId = state.runId!;
   // Followers' progress keeps them alive but is not the run's progress: rank 0 speaks for the stage.
   if (task.rank !== 0) return [];
+  checkProgressStep(current, b.step);
   const recorded: RunEvent = {
     type: 'ProgressRecorded',
     data: {
