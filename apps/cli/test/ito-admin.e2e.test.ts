@@ -32,6 +32,24 @@ describe('ito-admin on the ledger database', () => {
     expect(rows.map((r) => r.principal).sort()).toEqual(['finance@acme', 'ml@acme', 'ml@acme']);
   });
 
+  it("makes an operator credential only through operator-key create, never as a tenant's key", async () => {
+    const t = (await admin(['tenant', 'create', '--name', 'buyer', '--requester-principal', 'ml@buyer', '--approver-principal', 'finance@buyer', '--json'])).json();
+    const keys = async () => (await pool.query<{ n: number }>('select count(*)::int as n from api_keys')).rows[0]!.n;
+    const before = await keys();
+    const refused = await admin(['key', 'create', '--tenant', t.data.tenant_id, '--scopes', 'admin,desk:fleet', '--principal', 'owner@buyer', '--json']);
+    expect([refused.code, refused.json().error.code]).toEqual([1, 'validation_failed']);
+    expect(refused.json().error.message).toMatch(/operator-key create/);
+    expect(await keys()).toBe(before);
+    const op = await admin(['operator-key', 'create', '--principal', 'pricing-desk@ito', '--json']);
+    expect(op.code).toBe(0);
+    expect(op.json().data).toMatchObject({ scopes: ['desk:read', 'desk:fleet'], principal: 'pricing-desk@ito', key: expect.stringMatching(/^ito_sk_/) });
+    const row = await pool.query('select tenant_id, scopes from api_keys where key_id = $1', [op.json().data.key_id]);
+    expect(row.rows[0].tenant_id).not.toBe(t.data.tenant_id);
+    // A second operator key joins the same operator account.
+    const again = (await admin(['operator-key', 'create', '--principal', 'cfo@ito', '--json'])).json();
+    expect((await pool.query('select tenant_id from api_keys where key_id = $1', [again.data.key_id])).rows[0].tenant_id).toBe(row.rows[0].tenant_id);
+  });
+
   it('bootstraps a tenant, a key, a booking and a node through the API service, secrets shown once', async () => {
     const unnamed = await admin(['tenant', 'create', '--name', 'acme', '--json']);
     expect([unnamed.code, unnamed.json().error.code]).toEqual([2, 'validation_failed']);
