@@ -94,7 +94,7 @@ describe('POST /v1/runs — every gate fails closed, in order, leaving nothing b
     await refused(seed, trainBody(seed, ref), undefined, 'k-g1a', 'unauthenticated');
     await refused(seed, trainBody(seed, ref), 'ito_sk_not-a-real-key-at-all', 'k-g1b', 'unauthenticated');
     await refused(seed, trainBody(seed, ref), seed.approver, 'k-g1c', 'forbidden');
-    const revoked = await api.admin.createKey({ tenantId: seed.tenant.tenant_id, scopes: ['runs:write'] });
+    const revoked = await api.admin.createKey({ tenantId: seed.tenant.tenant_id, scopes: ['runs:write'], principal: 'ml-team@acme' });
     await api.admin.revokeKey({ keyId: revoked.key_id });
     await refused(seed, trainBody(seed, ref), revoked.key, 'k-g1d', 'credential_revoked');
   });

@@ -73,7 +73,7 @@ export async function runDemo(opts: DemoOptions, paths: DemoPaths, term: Termina
 
     const admin: CliTarget = { entry: bin.admin, shown: 'ito-admin', env: { ...baseEnv, ITO_HOME: paths.home } };
     term.heading('Create a tenant and a completed booking of 2 × 8 H200 (the operator, on the ledger database)');
-    const tenant = await runCli<Tenant>(term, admin, { step: 'tenant create', args: ['tenant', 'create', '--name', `demo-${Date.now().toString(36)}`] });
+    const tenant = await runCli<Tenant>(term, admin, { step: 'tenant create', args: ['tenant', 'create', '--name', `demo-${Date.now().toString(36)}`, '--requester-principal', 'ml-team', '--approver-principal', 'finance'] });
     term.ok(`tenant ${tenant.tenant_id}: a requester key and an approver key, shown once (kept only in this process)`);
     const now = Date.now();
     const booking = await runCli<{ booking_id: string }>(term, admin, {
