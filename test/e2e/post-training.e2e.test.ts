@@ -84,7 +84,7 @@ describe('post-training with the process executor and the reference trainer', ()
 
   it('on a one-node booking the reference trainer runs RLVR colocated: it samples its own batches, the reward rises, the run succeeds', async () => {
     const seed = await seedTenant(p.api, { nodes: 1 });
-    await p.api.admin.setTenantPolicy({ tenantId: seed.tenant.tenant_id, policy: { checkpoint_storage: { schemes: ['file'], prefixes: [] } } });
+    await p.api.admin.setTenantPolicy({ tenantId: seed.tenant.tenant_id, policy: { checkpoint_storage: { schemes: ['file'], prefixes: [] }, file_roots: [dir] } });
     const argv = [process.execPath, REFERENCE_TRAINER, '--progress-every-steps', '10', '--batches-per-step', '1'];
     const [node] = await p.startNodes(seed, (name) => new ProcessExecutor({ trainerConfig: { trainers: { default: { argv } } }, workDir: join(dir, `solo-${name}`), stopGraceMs: 5_000, killGraceMs: 2_000 }), 1, 'solo');
     // The example's recipe: SFT and DPO first give the policy a reward GRPO can raise.
