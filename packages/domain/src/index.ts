@@ -21,3 +21,4 @@ export * from './monitor/node-failure.js';
 export * from './monitor/resume-facts.js';
 export * from './slo/slo-breach.js';
 export * from './slo/incident-records.js';
+export * from './run/run-waiting.js';

@@ -4,6 +4,7 @@ import type { StoredEvent } from '@ito/ledger';
 import { rolloutMetrics } from '../agent/rollout-service.js';
 import { getRun, listRuns, type RunRow } from '../db/queries.js';
 import type { Resources } from '../resources.js';
+import { runWaiting } from './run-waiting.js';
 
 export function runView(r: RunRow) {
   return {
@@ -31,12 +32,19 @@ async function requireRun(res: Resources, tenantId: string, runId: string): Prom
   return run;
 }
 
+/** The run as stored, and what it waits for now (nodes not live, …): an empty list when nothing blocks it. */
+async function liveRunView(res: Resources, tenantId: string, r: RunRow) {
+  return { ...runView(r), waiting: await runWaiting(res, tenantId, r) };
+}
+
 export async function showRun(res: Resources, tenantId: string, runId: string) {
-  return runView(await requireRun(res, tenantId, runId));
+  return liveRunView(res, tenantId, await requireRun(res, tenantId, runId));
 }
 
 export async function findRuns(res: Resources, tenantId: string, idempotencyKey: string | undefined, limit: number) {
-  return { runs: (await listRuns(res.pool, tenantId, { idempotencyKey, limit })).map(runView) };
+  const runs = await listRuns(res.pool, tenantId, { idempotencyKey, limit });
+  // Only a lookup by key (one run) asks about nodes; a listing of many runs stays one query.
+  return { runs: idempotencyKey ? await Promise.all(runs.map((r) => liveRunView(res, tenantId, r))) : runs.map(runView) };
 }
 
 async function runEvents(res: Resources, tenantId: string, runId: string): Promise<StoredEvent[]> {

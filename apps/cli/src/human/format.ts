@@ -65,6 +65,8 @@ export function progressLine(run: Record<string, unknown>): string {
   if (p.loss !== undefined) parts.push(`loss ${typeof p.loss === 'number' ? p.loss.toFixed(4) : String(p.loss)}`);
   const eta = p.eta_seconds ?? p.eta_s;
   if (typeof eta === 'number') parts.push(`ETA ${formatDuration(eta)}`);
+  // What blocks the run, in the server's words ("waiting for nodes: 0 of 2 live").
+  if (Array.isArray(run.waiting)) for (const w of run.waiting as Array<{ message?: unknown }>) if (typeof w?.message === 'string') parts.push(w.message);
   return parts.join(' · ');
 }
 

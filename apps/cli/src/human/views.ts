@@ -58,7 +58,13 @@ export function renderRun(d: Data): string {
   if (failure) view.failure = `${failure.code ? `${String(failure.code)}: ` : ''}${String(failure.reason)}`;
   else delete view.failure;
   if (plan) view.plan = `tp ${String(plan.tp)} · pp ${String(plan.pp)} · dp ${String(plan.dp)} · cp ${String(plan.cp)} · ${String(plan.precision)}`;
-  return keyValue(view);
+  return `${keyValue(view)}${waitingLines(d).map((line) => `${line}\n`).join('')}`;
+}
+
+/** The server's words for what the run waits for, one line each ("waiting for nodes: 0 of 2 live"). */
+export function waitingLines(d: Data): string[] {
+  const waiting = Array.isArray(d.waiting) ? (d.waiting as unknown[]) : [];
+  return waiting.map((w) => asRecord(w)?.message).filter((m): m is string => typeof m === 'string');
 }
 
 /** `cancel`, `cleanup`, `restart`: the new state, the events written, and for cleanup what is left to remove. */
