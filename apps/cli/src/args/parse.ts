@@ -1,3 +1,4 @@
+import { nearestName } from '@ito/contracts/near-name';
 import type { FlagSpec, VerbSpec } from './verbs.js';
 
 export interface ParsedCommand {
@@ -74,18 +75,32 @@ export function parseArgs(argv: string[], table: CommandTable): ParseResult {
     consumed--;
     name = words.slice(0, consumed).join(' ');
   }
-  if (consumed === 0) return { kind: 'usage', json, topic: null, message: `unknown verb "${words[0]}"` };
+  if (consumed === 0) return { kind: 'usage', json, topic: null, message: unknownVerb(words[0]!, firstWords(table)) };
   if (name in table.groups && !table.verbs.some((v) => v.name === name)) {
     const dflt = table.groups[name];
     const next = argv[consumed];
     const wantsHelp = argv.includes('--help') || argv.includes('-h');
-    if (next !== undefined && !next.startsWith('-')) return { kind: 'usage', json, topic: name, message: `unknown verb "${name} ${next}"` };
+    if (next !== undefined && !next.startsWith('-')) {
+      const subcommands = table.verbs.filter((v) => v.name.startsWith(`${name} `)).map((v) => v.name.slice(name.length + 1));
+      return { kind: 'usage', json, topic: name, message: unknownVerb(next, subcommands, `${name} `) };
+    }
     if (wantsHelp) return { kind: 'help', topic: name };
     if (!dflt) return { kind: 'usage', json, topic: name, message: `"${name}" needs a subcommand` };
     name = `${name} ${dflt}`;
   }
   const verb = table.verbs.find((v) => v.name === name)!;
   return parseVerbArgs(verb, argv.slice(consumed), table, json);
+}
+
+/** The words a command line can start with: every verb's first word (groups included). */
+function firstWords(table: CommandTable): string[] {
+  return [...new Set([...table.verbs.map((v) => v.name.split(' ')[0]!), ...Object.keys(table.groups)])];
+}
+
+/** The word typed, and the known one it is a typo of, if any. */
+function unknownVerb(word: string, known: string[], prefix = ''): string {
+  const near = /^[a-z][a-z-]{0,30}$/.test(word) ? nearestName(word, known) : null;
+  return near ? `unknown verb "${prefix}${word}": did you mean "${prefix}${near}"?` : `unknown verb "${prefix}${word}"`;
 }
 
 function stripGlobals(flags: string[], globals: FlagSpec[]): { flags: Record<string, string | true>; error?: string } {
