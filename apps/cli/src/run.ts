@@ -68,7 +68,7 @@ export function outcomeOfError(err: unknown, apiUrl?: string): Outcome {
 
 export async function runIto(parsed: ParsedCommand | UsageProblem): Promise<never> {
   if (parsed.kind === 'usage') {
-    const hint = parsed.topic ? `run \`ito ${parsed.topic} --help\`` : 'run `ito --help`';
+    const hint = parsed.hint ?? (parsed.topic ? `run \`ito ${parsed.topic} --help\`` : 'run `ito --help`');
     return emit(usageOutcome(parsed.message, hint), parsed.json);
   }
   // Capabilities needs no credential, no network and no configuration: ECC runs it with an empty environment.

@@ -186,7 +186,7 @@ describe('ito from plan to cleanup against the real API', () => {
     const logs = await okJson(['logs', runId]);
     expect(logs.data.lines.map((l: any) => [l.cursor, l.type])).toEqual(stream.map((e) => [e.streamVersion, e.type]));
     expect(logs.data.next_cursor).toBe(stream.at(-1)!.streamVersion);
-    expect(logs.data.lines.map((l: any) => l.message)).toContain('checkpoint ckpt_100 saved at step 100 (1048576 bytes in 3 s)');
+    expect(logs.data.lines.map((l: any) => l.message)).toContain('checkpoint ckpt_100 saved at step 100 (1.05 MB in 3 s)');
 
     const metrics = await okJson(['metrics', runId]);
     expect(metrics.data).toMatchObject({
@@ -205,6 +205,7 @@ describe('ito from plan to cleanup against the real API', () => {
     const checkpoints = await okJson(['checkpoints', runId]);
     expect(checkpoints.data).toEqual({
       run_id: runId,
+      state: 'training',
       checkpoints: [{ checkpoint_id: 'ckpt_100', step: 100, uri: 's3://acme-ckpt/run/ckpt_100', bytes: 1048576, save_seconds: 3, bandwidth_bytes_per_s: 349525 }],
     });
     expect((await runRow(runId)).state).toBe('training');

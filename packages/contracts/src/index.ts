@@ -10,3 +10,4 @@ export * from './strict-json.js';
 export * from './json-path.js';
 export * from './input-issues.js';
 export * from './near-name.js';
+export * from './human-units.js';

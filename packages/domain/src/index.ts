@@ -22,3 +22,4 @@ export * from './monitor/resume-facts.js';
 export * from './slo/slo-breach.js';
 export * from './slo/incident-records.js';
 export * from './run/run-waiting.js';
+export * from './run/run-action-applies.js';

@@ -1,4 +1,4 @@
-import { ItoError } from '@ito/contracts';
+import { ItoError, formatBytes, formatLoss } from '@ito/contracts';
 import { incidentRecords, runStreamId, type RunEvent } from '@ito/domain';
 import type { StoredEvent } from '@ito/ledger';
 import { rolloutMetrics } from '../agent/rollout-service.js';
@@ -66,7 +66,7 @@ function logLine(e: StoredEvent): string {
   const attempt = typeof d.attempt === 'number' && d.attempt > 1 ? ` (attempt ${d.attempt})` : '';
   switch (e.type) {
     case 'ProgressRecorded':
-      return typeof d.message === 'string' ? d.message : `${String(d.stage)} step ${String(d.step)} tokens ${String(d.tokens)}${d.loss !== undefined ? ` loss ${String(d.loss)}` : ''}`;
+      return typeof d.message === 'string' ? d.message : `${String(d.stage)} step ${String(d.step)} tokens ${String(d.tokens)}${typeof d.loss === 'number' ? ` loss ${formatLoss(d.loss)}` : ''}`;
     case 'StageStarted':
       return `stage ${String(d.stage)} started${attempt}${Array.isArray(d.tasks) ? ` on ${d.tasks.length} node(s)` : ''}`;
     case 'StageCompleted':
@@ -74,11 +74,11 @@ function logLine(e: StoredEvent): string {
     case 'StageFailed':
       return `stage ${String(d.stage)} attempt ${String(d.attempt)} failed: ${String(d.reason)}`;
     case 'CheckpointSaved':
-      return `checkpoint ${String(d.checkpoint_id)} saved at step ${String(d.step)} (${String(d.bytes)} bytes in ${String(d.save_seconds)} s)`;
+      return `checkpoint ${String(d.checkpoint_id)} saved at step ${String(d.step)} (${formatBytes(Number(d.bytes))} in ${String(d.save_seconds)} s)`;
     case 'CheckpointDeleted':
       return `checkpoint ${String(d.checkpoint_id)} deleted (${String(d.reason)})`;
     case 'DataRefChecked':
-      return `data ${String(d.ref)}: ${d.verified ? `sha256 verified (${String(d.bytes)} bytes)` : String(d.note ?? 'not verified')}`;
+      return `data ${String(d.ref)}: ${d.verified ? `sha256 verified (${formatBytes(Number(d.bytes))})` : String(d.note ?? 'not verified')}`;
     case 'DataPrepared': {
       const r = d.removed as { exact: number; near: number; decontamination: number };
       const items = d.contaminated_items_total as number;
@@ -91,14 +91,14 @@ function logLine(e: StoredEvent): string {
     case 'EvalGateFailed':
       return `gate ${String(d.stage)} failed: ${(d.failed as string[]).join('; ')}`;
     case 'LossSpikeDetected':
-      return `loss spike at step ${String(d.step)}: ${String(d.loss)} against a moving average of ${String(d.moving_average)}`;
+      return `loss spike at step ${String(d.step)}: ${formatLoss(Number(d.loss))} against a moving average of ${formatLoss(Number(d.moving_average))}`;
     case 'RestartProposed':
     case 'RunFailed':
       return `${e.type === 'RunFailed' ? 'run failed' : 'restart proposed'}: ${String(d.reason)}`;
     case 'RunResumed':
       return `resumed ${String(d.stage ?? '')} from ${d.from_checkpoint_id ? `checkpoint ${String(d.from_checkpoint_id)} (step ${String(d.from_step)})` : 'the start of the stage'}`;
     case 'CheckpointRestored':
-      return `checkpoint ${String(d.checkpoint_id)} restored at step ${String(d.step)}${attempt} (${String(d.bytes)} bytes in ${String(d.restore_seconds)} s)`;
+      return `checkpoint ${String(d.checkpoint_id)} restored at step ${String(d.step)}${attempt} (${formatBytes(Number(d.bytes))} in ${String(d.restore_seconds)} s)`;
     case 'SloBreached':
       return `${String(d.slo)} SLO breached by a ${String(d.incident_kind)} incident: ${String(d.measured_s)} s against the ${d.bound === 'seed' ? "seed's bound" : 'target'} of ${String(d.target_s)} s`;
     case 'StopRequested':
@@ -173,6 +173,8 @@ export async function showRunCheckpoints(res: Resources, tenantId: string, runId
   const run = await requireRun(res, tenantId, runId);
   return {
     run_id: runId,
+    /** The run's state, so an empty list can say whether none was saved yet or cleanup removed them. */
+    state: run.state,
     checkpoints: run.aggregate.checkpoints.map((c) => ({
       ...c,
       bandwidth_bytes_per_s: c.save_seconds ? Math.round(c.bytes / c.save_seconds) : null,

@@ -20,6 +20,8 @@ export interface UsageProblem {
   message: string;
   json: boolean;
   topic: string | null;
+  /** What to do instead, when it is more than "read the help". */
+  hint?: string;
 }
 
 export type ParseResult = ParsedCommand | HelpRequest | UsageProblem;
@@ -155,6 +157,12 @@ function parseVerbArgs(verb: VerbSpec, rest: string[], table: CommandTable, json
   const missingArg = allowed.find((p, idx) => p.required && positionals[idx] === undefined);
   if (missingArg) return usage(`missing <${missingArg.name}>`);
   const missingFlag = (verb.flags ?? []).find((f) => f.required && flags[f.name] === undefined);
+  if (missingFlag?.name === 'confirmation-ref' && verb.confirmationAction) {
+    // The reference comes from an approver: say how to ask for one, for this run.
+    const run = positionals[0] && /^[\w-]{1,80}$/.test(positionals[0]) ? positionals[0] : '<run-id>';
+    const ask = `ito confirm request --action ${verb.confirmationAction} --run ${run}`;
+    return { ...usage(`missing --confirmation-ref <ref>: ${verb.name} needs an approved ${verb.confirmationAction} confirmation`), hint: `ask for one with \`${ask}\`, have an approver run \`ito confirm approve <ref>\`, then pass --confirmation-ref <ref>` };
+  }
   if (missingFlag) return usage(`missing --${missingFlag.name} <${missingFlag.value}>`);
   return { kind: 'command', verb, positionals, flags, json };
 }
