@@ -21,3 +21,14 @@ describe('a mistyped verb', () => {
     expect(usage(['confirm', 'xyz'])).toBe('unknown verb "confirm xyz"');
   });
 });
+
+describe('a run action without its confirmation', () => {
+  it('says how to ask for one, for this run, instead of pointing to --help', () => {
+    for (const [verb, action] of [['cleanup', 'run.cleanup'], ['cancel', 'run.cancel'], ['restart', 'run.restart']] as const) {
+      const r = parseArgs([verb, 'run_8083cb4870e7623024b93b6cab81fbad', '--idempotency-key', 'k'], table);
+      if (r.kind !== 'usage') throw new Error('expected a usage problem');
+      expect(r.message).toBe(`missing --confirmation-ref <ref>: ${verb} needs an approved ${action} confirmation`);
+      expect(r.hint).toContain(`ito confirm request --action ${action} --run run_8083cb4870e7623024b93b6cab81fbad`);
+    }
+  });
+});
