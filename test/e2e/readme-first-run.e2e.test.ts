@@ -62,6 +62,12 @@ describe("README's first run", () => {
       expect(final.data.state, output).toBe('succeeded');
       // What a person saw: the plan, the train answer and the watch to the end; never a secret or a stack trace.
       expect(output).toContain('Follow it with: ito status');
+      // status --watch kept every turn of the run on screen, in order, however short the stage, and ended on the end.
+      const turns = ['data_prep', 'planning', 'pretrain', 'eval_pretrain', 'mid_train', 'long_context', 'sft', 'dpo', 'rlvr', 'eval_post_training'].map((stage) => output.indexOf(`stage ${stage} started`));
+      expect(turns.every((at) => at > -1), output).toBe(true);
+      expect([...turns].sort((a, b) => a - b)).toEqual(turns);
+      expect(output).toContain('gate post_training passed');
+      expect(output.lastIndexOf('run succeeded')).toBeGreaterThan(turns.at(-1)!);
       expect(output).not.toMatch(/ito_(sk|nc)_[A-Za-z0-9_-]{16}/);
       expect(output).not.toMatch(/\n\s+at .+:\d+:\d+\)?\n/);
     } finally {

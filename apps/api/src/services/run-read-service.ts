@@ -104,6 +104,16 @@ function logLine(e: StoredEvent): string {
     case 'StopRequested':
     case 'BudgetExhausted':
       return `${e.type === 'StopRequested' ? 'budget reached, stopping' : 'budget exhausted'}: $${String(d.spent_usd)} of $${String(d.ceiling_usd)}`;
+    case 'NodeLost':
+      return `node ${String(d.node_id)} lost${d.stage ? ` during ${String(d.stage)}` : ''}${typeof d.silent_s === 'number' ? `: silent for ${d.silent_s} s` : ''}`;
+    case 'TaskHung':
+      return `task on node ${String(d.node_id)} hung in ${String(d.stage)}${typeof d.stuck_s === 'number' ? `: no step for ${d.stuck_s} s` : ''}`;
+    case 'NodeRecovered':
+      return `node ${String(d.node_id)} is back`;
+    case 'RunSucceeded':
+      return 'run succeeded';
+    case 'RunCancelled':
+      return `run cancelled: ${String(d.reason)}`;
     default:
       return e.type;
   }
