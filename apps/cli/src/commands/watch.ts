@@ -9,6 +9,7 @@ import { formatLogLine, readLogsFrom } from './logs.js';
  * Read from the run's log by cursor, so a stage shorter than the polling interval is still shown.
  */
 export const TRANSITION_TYPES: ReadonlySet<string> = new Set([
+  'DataPrepared',
   'StageStarted',
   'StageCompleted',
   'StageFailed',

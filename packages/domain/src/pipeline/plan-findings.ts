@@ -19,7 +19,7 @@ export type PlannerVerdict =
   | { ok: true; estimated_cost_usd: number; incremental_cost_usd: number; estimated_hours: number }
   | { ok: false; code: ErrorCode; reason: string };
 
-const money = (usd: number) => `$${usd.toFixed(2)}`;
+const money = (usd: number) => `$${usd.toLocaleString('en-US', { minimumFractionDigits: 2, maximumFractionDigits: 2 })}`;
 
 /** Runs one gate that throws its refusal; a refusal becomes a finding, anything else is rethrown. */
 function verdict(gate: ForeseenGate, check: () => void, passed: string): PlanFinding {
@@ -42,10 +42,10 @@ export function foreseePlanGates(manifest: Manifest, policy: TenantPolicy, plann
   const termRefused = !planner.ok && planner.code === 'capacity_insufficient';
   const findings: PlanFinding[] = [
     planner.ok || termRefused
-      ? { gate: 'capacity', status: 'passed', message: 'the model fits the booking’s GPUs and fabric' }
+      ? { gate: 'capacity', status: 'passed', message: "the model fits the booking's GPUs and fabric" }
       : { gate: 'capacity', status: 'refused', code: planner.code, message: planner.reason },
     planner.ok
-      ? { gate: 'term', status: 'passed', message: `the plan’s ${planner.estimated_hours.toFixed(1)} hours fit in the booking’s term` }
+      ? { gate: 'term', status: 'passed', message: `the plan's ${planner.estimated_hours.toFixed(1)} hours fit in the booking's term` }
       : termRefused
         ? { gate: 'term', status: 'refused', code: planner.code, message: planner.reason }
         : { gate: 'term', status: 'not_checked', message: 'no plan to measure against the term' },
@@ -64,7 +64,7 @@ export function foreseePlanGates(manifest: Manifest, policy: TenantPolicy, plann
   }
   findings.push(
     verdict('storage policy', () => checkCheckpointStorage(manifest, policy), `checkpoint storage ${manifest.checkpoint.storage} is allowed`),
-    verdict('data policy', () => checkDataPolicy(manifest, policy), `${manifest.data.length} data source(s) within the account’s data policy`),
+    verdict('data policy', () => checkDataPolicy(manifest, policy), `${manifest.data.length} data source(s) within the account's data policy`),
   );
   return findings;
 }
