@@ -226,7 +226,7 @@ describe('ito from plan to cleanup against the real API', () => {
     const stream = await api.ledger.readStream(runStreamId(runId), { tenantId: seed.tenant.tenant_id });
     const out = await okJson(['logs', runId, '--follow', '--interval', '50']);
     expect(out.data.lines.map((l: any) => l.cursor)).toEqual(stream.map((e) => e.streamVersion));
-    expect(out.data.lines.at(-1)).toMatchObject({ type: 'RunCancelled', message: 'RunCancelled' });
+    expect(out.data.lines.at(-1)).toMatchObject({ type: 'RunCancelled', message: 'run cancelled: cancelled by the requester' });
     expect(out.data.next_cursor).toBe(stream.at(-1)!.streamVersion);
     expect(out.data.run).toMatchObject({ run_id: runId, state: 'cancelled' });
   });
