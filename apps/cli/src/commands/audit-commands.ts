@@ -17,6 +17,7 @@ import {
   type ProofStep,
   type SignedDigest,
 } from '@ito/ledger/audit';
+import { renderAuditVerdict } from '../human/audit-views.js';
 import { columnsOf, keyValue, table } from '../human/format.js';
 import { usageOutcome, type Outcome } from '../output.js';
 import { readPublicKey, verifyExportFile } from './audit-files.js';
@@ -87,7 +88,7 @@ export const auditVerifyCommand: Handler = async (cmd, ctx) => {
   if (typeof anchor !== 'string') return verificationFailed(anchor.reason, { checked: chain.checked }, true);
   return {
     envelope: ok({ tenant_id: digest.tenant_id, verified: true, checked: chain.checked, head: chain.head, anchor, anchored_digest: digest.published?.digest ?? null }),
-    human: (d) => keyValue(d),
+    human: renderAuditVerdict,
   };
 };
 
@@ -115,7 +116,7 @@ async function verifyExport(file: string, key: KeyObject | null): Promise<Outcom
     return usageOutcome('the export file cannot be read');
   }
   if (!verdict.ok) return verificationFailed(verdict.reason, { first_bad_position: verdict.first_bad_position, line: verdict.line, checked: verdict.checked }, false);
-  return { envelope: ok({ ...verdict, verified: true, file }, { liveApiContacted: false }), human: (d) => keyValue(d) };
+  return { envelope: ok({ ...verdict, verified: true, file }, { liveApiContacted: false }), human: renderAuditVerdict };
 }
 
 /** What to do about an --out path the export cannot create, by the reason the filesystem gave. */
