@@ -69,7 +69,7 @@ async function serveTrain(): Promise<{ served: Served; stop: () => Promise<Recor
   await app.listen({ port: 0, host: '127.0.0.1' });
   const url = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
   const admin = createAdminService({ pool, ledger });
-  const tenant = await admin.createTenant({ name: 'bench' });
+  const tenant = await admin.createTenant({ name: 'bench', requesterPrincipal: 'ml@bench', approverPrincipal: 'finance@bench' });
   const booking = await admin.createBooking(h200Booking(tenant.tenant_id));
   // Setup, not measured: one confirmation through the API (to learn its binding), then approved copies of it.
   const inject = await app.inject({

@@ -207,8 +207,9 @@ async function main(): Promise<void> {
   try {
     await migrateDatabase(db.url);
     const admin = createAdminService({ pool, ledger: createApiLedger(pool) });
-    const tenant = await admin.createTenant({ name: 'desk bench' });
-    const desk = await admin.createKey({ tenantId: tenant.tenant_id, scopes: ['desk:read'] });
+    const tenant = await admin.createTenant({ name: 'desk bench', requesterPrincipal: 'ml@bench', approverPrincipal: 'finance@bench' });
+    // The pricing desk's own question, fleet-wide: an operator credential (a tenant's key sees its own bookings).
+    const desk = await admin.createOperatorKey({ principal: 'desk-bench' });
     say(`writing ${RUNS} runs (~${EVENTS} events)…`);
     const gen = await timed(() => writeBulkEvents(pool, tenant.tenant_id, history()));
     await pool.query('vacuum analyze events');

@@ -89,8 +89,8 @@ async function main(): Promise<void> {
       await sleep(100);
     }
     const admin = createAdminService({ pool, ledger: createApiLedger(pool) });
-    const victim = (await admin.createTenant({ name: 'victim' })) as unknown as Tenant;
-    const attacker = (await admin.createTenant({ name: 'attacker' })) as unknown as Tenant;
+    const victim = (await admin.createTenant({ name: 'victim', requesterPrincipal: 'ml@victim', approverPrincipal: 'finance@victim' })) as unknown as Tenant;
+    const attacker = (await admin.createTenant({ name: 'attacker', requesterPrincipal: 'ml@attacker', approverPrincipal: 'finance@attacker' })) as unknown as Tenant;
     // The attacker's files and checkpoints live in the bench's scratch directory: its file root.
     await admin.setTenantPolicy({ tenantId: attacker.tenant_id, policy: { checkpoint_storage: { schemes: ['s3', 'file'], prefixes: [] }, file_roots: [work] } });
 

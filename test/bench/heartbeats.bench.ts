@@ -61,7 +61,7 @@ async function seedNodes(databaseUrl: string, count: number): Promise<string[]> 
   try {
     const ledger = createApiLedger(pool);
     const admin = createAdminService({ pool, ledger });
-    const tenant = await admin.createTenant({ name: 'bench' });
+    const tenant = await admin.createTenant({ name: 'bench', requesterPrincipal: 'ml@bench', approverPrincipal: 'finance@bench' });
     const bookings: string[] = [];
     for (let i = 0; i < Math.ceil(count / NODES_PER_BOOKING); i++) {
       bookings.push((await admin.createBooking(h200Booking(tenant.tenant_id, { nodes: NODES_PER_BOOKING }))).booking_id);

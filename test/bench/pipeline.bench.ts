@@ -118,7 +118,7 @@ async function main(): Promise<void> {
     say(`server ready on ${url} (${BACKEND} queues); bootstrapping ${RUNS} bookings of 2 nodes`);
     const ledger = createApiLedger(pool);
     const admin = createAdminService({ pool, ledger });
-    const tenant = await admin.createTenant({ name: 'bench' });
+    const tenant = await admin.createTenant({ name: 'bench', requesterPrincipal: 'ml@bench', approverPrincipal: 'finance@bench' });
     const bookings: string[] = [];
     const credentials: string[] = [];
     for (let i = 0; i < RUNS; i++) {

@@ -159,7 +159,7 @@ async function submit(url: string, tenant: { requester_key: string; approver_key
 
 async function runKind(kind: Kind, server: ChildServer, pool: pg.Pool) {
   const admin = createAdminService({ pool, ledger: createApiLedger(pool) });
-  const tenant = await admin.createTenant({ name: `recovery-${kind}` });
+  const tenant = await admin.createTenant({ name: `recovery-${kind}`, requesterPrincipal: 'ml@bench', approverPrincipal: 'finance@bench' });
   const port = Number(new URL(server.url).port);
   const agents: Agent[] = [];
   const proxies: Array<Awaited<ReturnType<typeof startPausableProxy>>> = [];

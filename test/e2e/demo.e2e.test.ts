@@ -67,6 +67,15 @@ describe('a newcomer: clone, npm ci, npm run demo', () => {
     expect(summary.desk_run.usd_per_productive_gpu_hour).toBeLessThan(2.5 / 0.5);
     expect(demo.output).toMatch(/goodput \d+\.\d %: training steps kept/);
     expect(demo.output).toMatch(/npx ito-admin key create --tenant ten_[0-9a-f]{32} --scopes desk:read/);
+    // The build is one line (its output only on failure), and the demo's own words take a "✓" or a "$ command".
+    expect(demo.output).toMatch(/building the workspace[^\n]*\n(\r\u001b\[2K)?built in \d+ s\n/);
+    expect(demo.output).not.toContain('Tasks:');
+    expect(demo.output).not.toContain('▸');
+    // What the run did is shown by the real CLI: `ito status --watch` keeps each turn, the pulled node included.
+    for (const turn of ['stage data_prep started', 'stage pretrain started on 2 node(s)', 'lost during pretrain', 'resumed pretrain from checkpoint', 'stage rlvr started', 'run succeeded']) {
+      expect(demo.output).toContain(turn);
+    }
+    expect(demo.output).toContain(`ito logs ${summary.run_id} --follow`);
     // The data stays for the newcomer to explore.
     expect(existsSync(join(home, 'pg'))).toBe(true);
     expect(existsSync(join(home, 'cli', 'credentials.json'))).toBe(true);

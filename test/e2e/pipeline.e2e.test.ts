@@ -88,7 +88,7 @@ for (const backend of BACKENDS) {
       try {
         await waitReady(url, server);
         const admin = (args: string[]) => runCli([...args, '--json'], { entry: ITO_ADMIN, env: { ITO_DATABASE_URL: db.url, ITO_HOME: join(dir, 'admin') } });
-        const tenant = (await admin(['tenant', 'create', '--name', 'acme'])).json().data;
+        const tenant = (await admin(['tenant', 'create', '--name', 'acme', '--requester-principal', 'ml@acme', '--approver-principal', 'finance@acme'])).json().data;
         const now = Date.now();
         const booking = (
           await admin([

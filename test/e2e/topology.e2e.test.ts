@@ -105,7 +105,7 @@ for (const topology of TOPOLOGIES) {
           expect(res.code, `${args.join(' ')}: ${res.stdout} ${res.stderr}`).toBe(0);
           return res.json().data;
         };
-        const tenant = await admin(['tenant', 'create', '--name', 'acme']);
+        const tenant = await admin(['tenant', 'create', '--name', 'acme', '--requester-principal', 'ml@acme', '--approver-principal', 'finance@acme']);
         const now = Date.now();
         const booking = await admin([
           'booking', 'create', '--tenant', tenant.tenant_id, '--gpu', 'h200', '--nodes', '2', '--gpus-per-node', '8', '--region', 'us-east-1',

@@ -27,6 +27,8 @@ export async function startApi(
     agent?: { heartbeatIntervalS: number; heartbeatMisses: number };
     deskAdmission?: { concurrency: number; queue: number };
     checkpointStorage?: (prefix: string) => Promise<void>;
+    replayAdmission?: { concurrency: number; queue: number };
+    metricsAdmission?: { concurrency: number; queue: number };
   } = {},
 ) {
   const db = await freshDatabase();
@@ -55,6 +57,8 @@ export async function startApi(
     ...(opts.agent ? { agent: opts.agent } : {}),
     ...(opts.deskAdmission ? { deskAdmission: opts.deskAdmission } : {}),
     ...(opts.checkpointStorage ? { checkpointStorage: opts.checkpointStorage } : {}),
+    ...(opts.replayAdmission ? { replayAdmission: opts.replayAdmission } : {}),
+    ...(opts.metricsAdmission ? { metricsAdmission: opts.metricsAdmission } : {}),
     onUndocumentedAnswer: (violation) => undocumented.push(violation),
   });
   await app.listen({ port: 0, host: '127.0.0.1' });
@@ -101,7 +105,7 @@ export type Api = Awaited<ReturnType<typeof startApi>>;
 
 /** A tenant with its two keys and a completed 2×8 H200 booking on InfiniBand for the next 30 days. */
 export async function seedTenant(api: Api, overrides: Record<string, unknown> = {}) {
-  const tenant = await api.admin.createTenant({ name: 'acme' });
+  const tenant = await api.admin.createTenant({ name: 'acme', requesterPrincipal: 'ml-team@acme', approverPrincipal: 'finance@acme' });
   const booking = await api.admin.createBooking(h200Booking(tenant.tenant_id, overrides));
   return { tenant, booking, requester: tenant.requester_key, approver: tenant.approver_key, bookingId: booking.booking_id };
 }

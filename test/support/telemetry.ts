@@ -27,7 +27,7 @@ async function settleTelemetry(api: Api): Promise<void> {
  * whose clock the history sets. Returns a desk credential and the ids as the server minted them.
  */
 export async function seedKnownTelemetry(api: Api) {
-  const tenant = await api.admin.createTenant({ name: 'telemetry buyer' });
+  const tenant = await api.admin.createTenant({ name: 'telemetry buyer', requesterPrincipal: 'ml@buyer', approverPrincipal: 'finance@buyer' });
   const desk = await api.admin.createKey({ tenantId: tenant.tenant_id, scopes: ['desk:read'] });
   const ids = new Map<string, string>();
   for (const b of BOOKINGS) {
@@ -62,7 +62,7 @@ export async function seedKnownTelemetry(api: Api) {
  * $2.5 per GPU-hour, from an hour before the run to 30 days after. Each event is recorded at its own time.
  */
 export async function seedDemoTelemetry(api: Api) {
-  const tenant = await api.admin.createTenant({ name: 'demo telemetry' });
+  const tenant = await api.admin.createTenant({ name: 'demo telemetry', requesterPrincipal: 'ml@demo', approverPrincipal: 'finance@demo' });
   const desk = await api.admin.createKey({ tenantId: tenant.tenant_id, scopes: ['desk:read'] });
   const start = DEMO_RUN_EVENTS[0]!.at;
   const booking = await api.admin.createBooking({

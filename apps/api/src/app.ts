@@ -28,8 +28,11 @@ import { SERVICE_ROUTES, registerServiceRoutes } from './routes/service.js';
 import { createApiLedger } from './services/admin-service.js';
 import { WindowCounter } from './http/window-counter.js';
 import { deskAdmission } from './desk/desk-admission.js';
+import { DEFAULT_METRICS_ADMISSION, DEFAULT_REPLAY_ADMISSION, admission } from './http/admission.js';
 
 export { BODY_LIMIT_BYTES };
+
+const isHeartbeat = (url: string): boolean => url.split('?')[0] === '/v1/agent/heartbeat';
 export const API_VERSION = '0.1.0';
 
 /** Builds the Fastify app. Listening is the caller's job, so tests and the server share one construction. */
@@ -59,7 +62,7 @@ export async function buildApp(deps: ApiDeps): Promise<FastifyInstance> {
 
   const registry = createMetricsRegistry();
   registerRequestMetrics(app, registry);
-  registerHealthRoutes(app, deps.readiness, registry);
+  registerHealthRoutes(app, deps.readiness, registry, admission(deps.metricsAdmission ?? DEFAULT_METRICS_ADMISSION, 'the API is already computing as many metrics scrapes as it can'));
 
   let openapi: Record<string, unknown> | null = null;
   if (deps.pool) {
@@ -70,9 +73,12 @@ export async function buildApp(deps: ApiDeps): Promise<FastifyInstance> {
       timeWindow: limit.timeWindowMs,
       // Per credential, never by the credential itself: a hash keeps keys out of the limiter's memory dumps. A
       // bearer that cannot be a credential shares its address's bucket, so inventing bearers buys no budget.
+      // A node's heartbeats have their own allowance: a flood of its reports (or of its beats) spends only its own
+      // kind's budget, so the beats that keep the node alive are never refused for the reports beside them.
       keyGenerator: (req) => {
         const secret = bearerFrom(req.headers.authorization);
-        return secret && isWellFormedCredential(secret) ? `cred:${createHash('sha256').update(secret).digest('hex').slice(0, 32)}` : `ip:${req.ip}`;
+        const who = secret && isWellFormedCredential(secret) ? `cred:${createHash('sha256').update(secret).digest('hex').slice(0, 32)}` : `ip:${req.ip}`;
+        return isHeartbeat(req.url) ? `${who}:heartbeat` : who;
       },
       allowList: (req) => UNLIMITED_PATHS.has(req.url.split('?')[0] ?? ''),
       errorResponseBuilder: (_req, context) => {
@@ -100,6 +106,7 @@ export async function buildApp(deps: ApiDeps): Promise<FastifyInstance> {
       metrics,
       desk: deskAdmission(deps.deskAdmission),
       ...(deps.checkpointStorage ? { checkpointStorage: deps.checkpointStorage } : {}),
+      replay: admission(deps.replayAdmission ?? DEFAULT_REPLAY_ADMISSION, 'the API is already replaying as many audits as it can'),
     };
     const routes: RegisteredRoute[] = [];
     registerIdentityRoutes(app, res, routes);

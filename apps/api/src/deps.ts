@@ -4,6 +4,7 @@ import type { Ledger } from '@ito/ledger';
 import type { AgentSettings } from './agent/agent-service.js';
 import type { QueueSource } from './metrics/queue-metrics.js';
 import type { DeskAdmissionLimits } from './desk/desk-admission.js';
+import type { AdmissionLimits } from './http/admission.js';
 
 /** A named readiness probe; `/readyz` is green only when every probe resolves. */
 export interface ReadinessProbe {
@@ -32,6 +33,10 @@ export interface ApiDeps {
   authFailureLimit?: { max: number; timeWindowMs: number };
   /** Desk telemetry queries computed at once, and waiting, per process. @defaultValue 2 at once, 8 waiting */
   deskAdmission?: DeskAdmissionLimits;
+  /** Audit replays computed at once, and waiting, per process. @defaultValue 2 at once, 4 waiting */
+  replayAdmission?: AdmissionLimits;
+  /** `/metrics` scrapes computed at once, and waiting, per process. @defaultValue 1 at once, 4 waiting */
+  metricsAdmission?: AdmissionLimits;
   /** The queue backend and the workers' job catalogs, for queue depths and job durations on /metrics. */
   queues?: QueueSource;
   /**

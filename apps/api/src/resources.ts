@@ -8,6 +8,7 @@ import type { WindowCounter } from './http/window-counter.js';
 import type { OperationsMetrics } from './metrics/operations-metrics.js';
 import type { DeskAdmission } from './desk/desk-admission.js';
 import type { ApiDeps } from './deps.js';
+import type { Admission } from './http/admission.js';
 
 /**
  * The one explicit resources object every service shares: database, ledger, logger and clock.
@@ -32,4 +33,6 @@ export interface Resources {
   desk: DeskAdmission;
   /** See {@link ApiDeps.checkpointStorage}. */
   checkpointStorage?: (prefix: string) => Promise<void>;
+  /** Admits audit replays a few at a time, for the same reason. */
+  replay: Admission;
 }

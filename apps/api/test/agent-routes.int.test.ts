@@ -53,6 +53,10 @@ describe('agent routes', () => {
     expect([stale.status, stale.body.error.code, stale.body.error.details]).toEqual([409, 'invalid_state', { directive: 'stop' }]);
     const outside = await a.call('POST', `/tasks/${task.task_id}/checkpoint`, { attempt: 1, seq: 1, step: 10, uri: 'file:///etc/passwd', bytes: 1, save_seconds: 1, async: true });
     expect([outside.status, outside.body.error.code]).toEqual([400, 'validation_failed']);
+    // Progress beyond the stage's planned steps is refused, and nothing is recorded.
+    expect(task.spec.total_steps).toBeGreaterThan(10);
+    const beyond = await a.call('POST', `/tasks/${task.task_id}/progress`, progress(1, { step: task.spec.total_steps + 1 }));
+    expect([beyond.status, beyond.body.error.code]).toEqual([400, 'validation_failed']);
     const unknownKey = await a.call('POST', `/tasks/${task.task_id}/progress`, { ...progress(1), extra: 1 });
     expect([unknownKey.status, unknownKey.body.error.code]).toEqual([400, 'validation_failed']);
     // A restore report: only for the checkpoint an attempt resumes from (the first resumes from none), well formed,
@@ -72,6 +76,11 @@ describe('agent routes', () => {
     expect(again.body.data).toEqual({ task_id: task.task_id, duplicate: true, directive: 'continue' });
     const recorded = await p.api.pool.query(`select count(*)::int as n from events where type = 'ProgressRecorded' and data->>'task_id' = $1`, [task.task_id]);
     expect(recorded.rows[0].n).toBe(1);
+    // Nor may progress go back within the attempt.
+    const backwards = await a.call('POST', `/tasks/${task.task_id}/progress`, progress(2, { step: 9 }));
+    expect([backwards.status, backwards.body.error.code]).toEqual([400, 'validation_failed']);
+    const still = await p.api.pool.query(`select count(*)::int as n from events where type = 'ProgressRecorded' and data->>'task_id' = $1`, [task.task_id]);
+    expect(still.rows[0].n).toBe(1);
 
     // A node credential is the agent's and nothing else's.
     expect((await p.api.call('GET', '/v1/runs', { key: a.credential })).body.error.code).toBe('forbidden');

@@ -148,12 +148,12 @@ describe('file:// refs at the confirmation request', () => {
 
   it('the embedded install grants each tenant its own root under $ITO_HOME/files, and file:// storage there', async () => {
     const home = join(base, 'ito-home', 'files');
-    const a = await api.admin.createTenant({ name: 'local-a', localFileRootBase: home });
-    const b = await api.admin.createTenant({ name: 'local-b', localFileRootBase: home });
+    const a = await api.admin.createTenant({ name: 'local-a', requesterPrincipal: 'ml@a', approverPrincipal: 'finance@a', localFileRootBase: home });
+    const b = await api.admin.createTenant({ name: 'local-b', requesterPrincipal: 'ml@b', approverPrincipal: 'finance@b', localFileRootBase: home });
     expect(a.file_roots).toEqual([`${home}/${a.tenant_id}`]);
     expect(b.file_roots).toEqual([`${home}/${b.tenant_id}`]);
     const policy = (await api.admin.showTenantPolicy({ tenantId: a.tenant_id })).policy;
     expect(policy.checkpoint_storage.schemes).toContain('file');
-    await expect(api.admin.createTenant({ name: 'bad', localFileRootBase: 'relative' })).rejects.toMatchObject({ code: 'validation_failed' });
+    await expect(api.admin.createTenant({ name: 'bad', requesterPrincipal: 'ml@bad', approverPrincipal: 'finance@bad', localFileRootBase: 'relative' })).rejects.toMatchObject({ code: 'validation_failed' });
   });
 });

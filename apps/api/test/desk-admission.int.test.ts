@@ -1,6 +1,7 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { footprint, startApi, type Api } from '../../../test/support/api.js';
+import { heldSteady, lockWaiters } from '../../../test/support/lock-waiters.js';
 import { seedKnownTelemetry } from '../../../test/support/telemetry.js';
 
 /**
@@ -18,24 +19,6 @@ afterAll(async () => api.close());
 
 const desk = () => api.call('GET', '/v1/desk/telemetry?group_by=region', { key: seed.deskKey });
 
-async function lockWaiters(): Promise<number> {
-  const { rows } = await api.pool.query<{ n: number }>(`select count(*)::int as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'`);
-  return rows[0]!.n;
-}
-
-/** Waits until the count of sessions waiting on a lock is at least one and has not moved for 200 ms. */
-async function heldSteady(): Promise<number> {
-  let last = -1;
-  let since = Date.now();
-  for (let i = 0; i < 400; i++) {
-    const n = await lockWaiters();
-    if (n !== last) [last, since] = [n, Date.now()];
-    else if (n > 0 && Date.now() - since >= 200) return n;
-    await new Promise((r) => setTimeout(r, 20));
-  }
-  throw new Error('no query waited on the lock');
-}
-
 describe('desk admission', () => {
   it('computes one query, queues one, refuses the next with Retry-After, and keeps answering other calls', async () => {
     expect((await desk()).status).toBe(200);
@@ -46,7 +29,7 @@ describe('desk admission', () => {
       await holder.query('begin');
       await holder.query('lock table telemetry_bookings in access exclusive mode');
       const first = desk();
-      const waiting = await heldSteady();
+      const waiting = await heldSteady(api.pool);
       const second = desk();
       // The queue is full once the second is waiting for its turn (it holds no connection yet).
       await new Promise((r) => setTimeout(r, 100));
@@ -60,7 +43,7 @@ describe('desk admission', () => {
       const other = await api.call('GET', '/v1/bookings', { key: seed.requesterKey });
       expect(other.status).toBe(200);
       // Only the first query reached the database: the second added no session.
-      expect(await lockWaiters()).toBe(waiting);
+      expect(await lockWaiters(api.pool)).toBe(waiting);
       await holder.query('rollback');
       const [a, b] = await Promise.all([first, second]);
       expect([a.status, b.status]).toEqual([200, 200]);

@@ -50,6 +50,17 @@ describe("the desk's figures for the demo's run", () => {
     expect(before.time_scaled_runs).toEqual([]);
   });
 
+  it("shows a simulation to its own tenant and to the operator, never to another tenant's desk key", async () => {
+    const other = await api.admin.createTenant({ name: 'other buyer', requesterPrincipal: 'ml@other', approverPrincipal: 'finance@other' });
+    const otherKey = (await api.admin.createKey({ tenantId: other.tenant_id, scopes: ['desk:read'] })).key;
+    const operatorKey = (await api.admin.createOperatorKey({ principal: 'pricing-desk@ito' })).key;
+    const runsSeenBy = async (key: string) =>
+      ((await api.call('GET', `/v1/desk/telemetry?${window}&group_by=booking`, { key })).body.data.time_scaled_runs as Array<{ group: { run: string } }>).map((r) => r.group.run);
+    expect(await runsSeenBy(otherKey)).toEqual([]);
+    expect(await runsSeenBy(operatorKey)).toEqual([seed.runId]);
+    expect(await runsSeenBy(seed.deskKey)).toEqual([seed.runId]);
+  });
+
   it("draws the monitor's own SLO targets (ITO_SLO_*_TARGET_S, 10 s and 60 s by default)", async () => {
     expect((await telemetry(window)).slo_targets_ms).toEqual({ detection_p95: 10_000, resume_p95: 60_000 });
   });

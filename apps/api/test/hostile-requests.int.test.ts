@@ -187,7 +187,7 @@ describe("every answer is the envelope, the framework's own included", () => {
 
 describe('self-approval is refused', () => {
   it('the credential that requested a confirmation can neither approve nor deny it', async () => {
-    const both = await api.admin.createKey({ tenantId: seed.tenant.tenant_id, scopes: ['runs:write', 'runs:read', 'confirmations:approve'] });
+    const both = await api.admin.createKey({ tenantId: seed.tenant.tenant_id, scopes: ['runs:write', 'runs:read', 'confirmations:approve'], principal: 'lead@acme' });
     const ref = (await api.call('POST', '/v1/confirmations', { key: both.key, body: trainConfirmationBody() })).body.data.confirmation_ref;
     for (const decision of ['approve', 'deny']) {
       const r = await expectRefused(() => api.call('POST', `/v1/confirmations/${ref}/${decision}`, { key: both.key }).then((x) => ({ ...x, text: '' })), 'forbidden', null);
@@ -209,6 +209,50 @@ describe('self-approval is refused', () => {
     const ok = await api.call('POST', `/v1/confirmations/${ref}/approve`, { key: other.key });
     expect(ok.body.data).toMatchObject({ status: 'approved', requested_by_principal: 'ml-team@acme', decided_by: other.key_id, decided_by_principal: 'finance@acme' });
     await expect(api.admin.createTenant({ name: 'x', requesterPrincipal: 'ops@x', approverPrincipal: 'ops@x' })).rejects.toMatchObject({ code: 'validation_failed' });
+  });
+});
+
+describe('requester ≠ approver always has two names to compare', () => {
+  it('key creation refuses a key that can request or approve without a principal, and leaves nothing', async () => {
+    const count = async () => (await api.pool.query<{ n: string }>('select (select count(*) from api_keys) + (select count(*) from tenants) + (select count(*) from events) as n')).rows[0]!.n;
+    const before = await count();
+    await expect(api.admin.createTenant({ name: 'anon' })).rejects.toMatchObject({ code: 'validation_failed', message: expect.stringMatching(/--requester-principal/) });
+    await expect(api.admin.createTenant({ name: 'anon', requesterPrincipal: 'ml@anon' })).rejects.toMatchObject({ code: 'validation_failed', message: expect.stringMatching(/--approver-principal/) });
+    for (const scopes of [['runs:write'], ['confirmations:approve'], ['admin'], ['runs:read', 'runs:write']]) {
+      await expect(api.admin.createKey({ tenantId: seed.tenant.tenant_id, scopes })).rejects.toMatchObject({ code: 'validation_failed', message: expect.stringMatching(/--principal/) });
+    }
+    expect(await count()).toBe(before);
+    // A key that can do neither may still be unnamed.
+    expect((await api.admin.createKey({ tenantId: seed.tenant.tenant_id, scopes: ['runs:read', 'audit:read'] })).principal).toBeNull();
+  });
+
+  it('an existing key that names no principal can neither request nor decide, and nothing is recorded', async () => {
+    const tenantId = seed.tenant.tenant_id;
+    const asker = await api.admin.createKey({ tenantId, scopes: ['runs:write'], principal: 'old-asker@acme' });
+    const approver = await api.admin.createKey({ tenantId, scopes: ['confirmations:approve'], principal: 'old-approver@acme' });
+    const ref = (await api.call('POST', '/v1/confirmations', { key: asker.key, body: trainConfirmationBody() })).body.data.confirmation_ref;
+    // Keys made before principals were required: the same keys with their names taken away.
+    await api.pool.query('update api_keys set principal = null where key_id = any($1)', [[asker.key_id, approver.key_id]]);
+    const before = await footprint(api);
+    const request = await api.call('POST', '/v1/confirmations', { key: asker.key, body: trainConfirmationBody() });
+    expect(request.status).toBe(403);
+    expect(request.body.error).toMatchObject({ code: 'forbidden', message: expect.stringMatching(/names no principal/) });
+    for (const decision of ['approve', 'deny']) {
+      const decided = await api.call('POST', `/v1/confirmations/${ref}/${decision}`, { key: approver.key });
+      expect(decided.status).toBe(403);
+      expect(decided.body.error.code).toBe('forbidden');
+    }
+    expect(await footprint(api)).toEqual(before);
+    expect((await api.call('GET', `/v1/confirmations/${ref}`, { key: asker.key })).body.data).toMatchObject({ status: 'pending', decided_by: null });
+    // A pending request from a key that named no one cannot be decided by a named approver either.
+    const unnamedRef = await (async () => {
+      await api.pool.query('update api_keys set principal = $2 where key_id = $1', [asker.key_id, 'old-asker@acme']);
+      const r = (await api.call('POST', '/v1/confirmations', { key: asker.key, body: trainConfirmationBody() })).body.data.confirmation_ref as string;
+      await api.pool.query('update confirmations set requested_by_principal = null where ref = $1', [r]);
+      return r;
+    })();
+    const named = await api.call('POST', `/v1/confirmations/${unnamedRef}/approve`, { key: seed.approver });
+    expect(named.body.error).toMatchObject({ code: 'forbidden', message: expect.stringMatching(/names no principal/) });
   });
 });
 

@@ -55,6 +55,28 @@ describe('HTTP edges', () => {
     expect((await api.call('GET', '/v1/bookings', { key: seed.approver })).status).toBe(200);
   });
 
+  it("a node's heartbeats and its other calls have separate allowances: a flood of one kind does not starve the other", async () => {
+    const seed = await seedTenant(api);
+    const gpus = [{ index: 0, healthy: true }];
+    const agentCall = (key: string, method: string, path: string, body?: unknown) => api.call(method, `/v1/agent${path}`, { key, ...(body !== undefined ? { body } : {}) });
+    const reporter = (await api.admin.registerNode({ bookingId: seed.bookingId, name: 'gpu-01' })).node_credential;
+    const beater = (await api.admin.registerNode({ bookingId: seed.bookingId, name: 'gpu-02' })).node_credential;
+
+    // Reports flood one node's budget (the task is not its own: refused, but counted all the same)...
+    const reports = [];
+    for (let i = 0; i < 7; i++) reports.push(await agentCall(reporter, 'POST', '/tasks/task_0000/progress', { attempt: 1, seq: i + 1, step: 1, tokens: 1 }));
+    expect(reports.at(-1)!.status).toBe(429);
+    // ...and its heartbeats still land.
+    expect((await agentCall(reporter, 'POST', '/heartbeat', { tasks: [], gpus })).status).toBe(200);
+
+    // Heartbeats flood the other node's heartbeat budget, and its other calls still land.
+    const beats = [];
+    for (let i = 0; i < 7; i++) beats.push(await agentCall(beater, 'POST', '/heartbeat', { tasks: [], gpus }));
+    expect(beats.at(-1)!.status).toBe(429);
+    expect(beats.at(-1)!.body.error.code).toBe('rate_limited');
+    expect((await agentCall(beater, 'GET', '/assignments?wait_s=0')).status).toBe(200);
+  });
+
   it('/metrics counts requests by route pattern and refusals by code, never raw ids', async () => {
     const seed = await seedTenant(api);
     await api.call('GET', `/v1/bookings/${seed.bookingId}`, { key: seed.approver });

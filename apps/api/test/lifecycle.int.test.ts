@@ -15,6 +15,7 @@ async function newRun(seed: Seed): Promise<string> {
 
 async function runConfirmation(seed: Seed, action: string, runId: string): Promise<string> {
   const r = await api.call('POST', '/v1/confirmations', { key: seed.requester, body: { action, run_id: runId } });
+  if (!r.body.ok) throw new Error(`confirmation request refused: ${JSON.stringify(r.body)}`);
   const ref = r.body.data.confirmation_ref;
   await api.call('POST', `/v1/confirmations/${ref}/approve`, { key: seed.approver });
   return ref;
@@ -160,5 +161,32 @@ describe('run reads', () => {
     ]);
     const run = await api.call('GET', `/v1/runs/${runId}`, { key: seed.requester });
     expect(run.body.data).toMatchObject({ state: 'training', stage: 'pretrain', progress: { stage: 'pretrain', step: 100, tokens: 1_000_000, loss: 2.5 } });
+  });
+});
+
+describe('a run action confirmation the run has ruled out', () => {
+  async function refusedRequest(seed: Seed, action: string, runId: string, state: string) {
+    const before = await footprint(api);
+    const r = await api.call('POST', '/v1/confirmations', { key: seed.requester, body: { action, run_id: runId } });
+    expect(r.status, JSON.stringify(r.body)).toBe(409);
+    expect(r.body.error.code).toBe('invalid_state');
+    expect(r.body.error.message).toContain(`is ${state}: ${action} can no longer apply`);
+    expect(await footprint(api)).toEqual(before);
+  }
+
+  it('is refused when requested (a cancel or restart of an ended run, a cleanup of a cleaned one); one that may still apply is not', async () => {
+    const seed = await seedTenant(api);
+    const runId = await newRun(seed);
+    await mutation(seed, runId, 'cancel', { confirmation_ref: await runConfirmation(seed, 'run.cancel', runId) }, 'ruled-out-1');
+    await refusedRequest(seed, 'run.cancel', runId, 'cancelled');
+    await refusedRequest(seed, 'run.restart', runId, 'cancelled');
+    const cleanupRef = await runConfirmation(seed, 'run.cleanup', runId);
+    await mutation(seed, runId, 'cleanup', { confirmation_ref: cleanupRef }, 'ruled-out-2');
+    await refusedRequest(seed, 'run.cleanup', runId, 'cleaned');
+    await refusedRequest(seed, 'booking.release', runId, 'cleaned');
+    // A cleanup asked for while the run is active applies once it ends: requested as before.
+    const active = await newRun(seed);
+    const r = await api.call('POST', '/v1/confirmations', { key: seed.requester, body: { action: 'run.cleanup', run_id: active } });
+    expect(r.status).toBe(201);
   });
 });

@@ -1,3 +1,4 @@
+import { formatBytes } from '@ito/contracts';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SimulatedExecutor, parseSimFaults } from '@ito/agent';
@@ -83,7 +84,7 @@ for (const backend of BACKENDS) {
       // `ito logs` tells both in words.
       const logs = (await p.api.call('GET', `/v1/runs/${runId}/logs`, { key: seed.requester })).body.data.lines.map((l: { message: string }) => l.message);
       expect(logs).toContain(`resume SLO breached by a crash incident: ${resumed.resume_latency_s} s against the target of 0.001 s`);
-      expect(logs).toContain(`checkpoint ${resumed.from_checkpoint_id} restored at step ${resumed.from_step} (attempt 2) (${restores[0]!.data.bytes} bytes in ${restores[0]!.data.restore_seconds} s)`);
+      expect(logs).toContain(`checkpoint ${resumed.from_checkpoint_id} restored at step ${resumed.from_step} (attempt 2) (${formatBytes(restores[0]!.data.bytes)} in ${restores[0]!.data.restore_seconds} s)`);
 
       // The run's own metrics name the incident with its latencies and the breach.
       const metrics = await p.api.call('GET', `/v1/runs/${runId}/metrics`, { key: seed.requester });

@@ -41,9 +41,20 @@ function millis(raw: string | true | undefined, name: string, fallback: number):
   return Number.isInteger(n) && n > 0 && n <= 3_600_000 ? n : usageOutcome(`--${name} must be a positive integer number of milliseconds`);
 }
 
-/** Turns anything a handler threw into an outcome; local refusals are marked as having contacted nothing. */
-export function outcomeOfError(err: unknown): Outcome {
-  if (isTransportError(err)) return { envelope: err.toEnvelope() };
+/**
+ * Turns anything a handler threw into an outcome; local refusals are marked as having contacted nothing. A
+ * connection that never opened names the URL tried and the variable that points the CLI elsewhere: a server
+ * started on another ITO_PORT is the usual reason.
+ */
+export function outcomeOfError(err: unknown, apiUrl?: string): Outcome {
+  if (isTransportError(err)) {
+    const envelope = err.toEnvelope();
+    if (apiUrl && !err.liveApiContacted && !envelope.ok) {
+      const hint = `tried ${apiUrl}; set ITO_API_URL to reach a server elsewhere (for example one started with another ITO_PORT)`;
+      return { envelope: { ...envelope, error: { ...envelope.error, details: { ...envelope.error.details, hint } } } };
+    }
+    return { envelope };
+  }
   if (err instanceof ItoError) {
     const manifest = (CLIENT_MANIFEST_CODES as readonly string[]).includes(err.code) || err.code === 'manifest_invalid';
     return {
@@ -57,7 +68,7 @@ export function outcomeOfError(err: unknown): Outcome {
 
 export async function runIto(parsed: ParsedCommand | UsageProblem): Promise<never> {
   if (parsed.kind === 'usage') {
-    const hint = parsed.topic ? `run \`ito ${parsed.topic} --help\`` : 'run `ito --help`';
+    const hint = parsed.hint ?? (parsed.topic ? `run \`ito ${parsed.topic} --help\`` : 'run `ito --help`');
     return emit(usageOutcome(parsed.message, hint), parsed.json);
   }
   // Capabilities needs no credential, no network and no configuration: ECC runs it with an empty environment.
@@ -76,7 +87,7 @@ export async function runIto(parsed: ParsedCommand | UsageProblem): Promise<neve
     const handler = await HANDLERS[parsed.verb.name]!();
     outcome = await handler(parsed, ctx);
   } catch (err) {
-    outcome = outcomeOfError(err);
+    outcome = outcomeOfError(err, config.ITO_API_URL);
   }
   return emit(outcome, parsed.json);
 }

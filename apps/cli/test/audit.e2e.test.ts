@@ -1,5 +1,5 @@
 import { generateKeyPairSync } from 'node:crypto';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -67,6 +67,23 @@ describe('ito audit', () => {
     const bad = await runCli(['audit', 'verify', '--export', tampered, '--json'], { env: {} });
     expect(bad.code).toBe(1);
     expect(bad.json()).toMatchObject({ ok: false, live_api_contacted: false, error: { code: 'audit_verification_failed', details: { first_bad_position: record.position } } });
+  });
+
+  it('export to an existing file or a missing directory is a usage error that says what to do, and writes nothing', async () => {
+    const existing = join(dir, 'already-there.jsonl');
+    writeFileSync(existing, 'keep me');
+    const taken = await runCli(['audit', 'export', '--out', existing, '--json'], { env });
+    expect(taken.code).toBe(2);
+    expect(taken.json()).toMatchObject({ ok: false, live_api_contacted: false, error: { code: 'validation_failed', retryable: false } });
+    expect(taken.json().error.message).toMatch(/already exists.*choose a new path/);
+    expect(readFileSync(existing, 'utf8')).toBe('keep me');
+
+    const missingDir = join(dir, 'no-such-dir');
+    const missing = await runCli(['audit', 'export', '--out', join(missingDir, 'export.jsonl'), '--json'], { env });
+    expect(missing.code).toBe(2);
+    expect(missing.json()).toMatchObject({ ok: false, live_api_contacted: false, error: { code: 'validation_failed', retryable: false } });
+    expect(missing.json().error.message).toMatch(/does not exist; create it first/);
+    expect(existsSync(missingDir)).toBe(false);
   });
 
   it('verify names the position of an event altered in the database', async () => {

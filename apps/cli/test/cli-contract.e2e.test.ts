@@ -173,6 +173,10 @@ describe('transport', () => {
     const res = await runCli(['bookings', '--json'], { env: { ...env, ITO_API_URL: 'http://127.0.0.1:9' } });
     expect(res.code).toBe(4);
     expect(res.json()).toMatchObject({ ok: false, live_api_contacted: false, error: { code: 'connect_failed' } });
+    // The URL tried, and the variable that points the CLI elsewhere (a server started with another ITO_PORT).
+    expect(res.json().error.details.hint).toBe('tried http://127.0.0.1:9; set ITO_API_URL to reach a server elsewhere (for example one started with another ITO_PORT)');
+    const human = await runCli(['bookings'], { env: { ...env, ITO_API_URL: 'http://127.0.0.1:9' } });
+    expect(human.stderr).toContain('tried http://127.0.0.1:9; set ITO_API_URL');
   });
 
   it('never prints the credential', async () => {

@@ -1,3 +1,7 @@
+import { formatBytes, formatLoss } from '@ito/contracts';
+import { renderAuditVerdict } from '../src/human/audit-views.js';
+import { progressLine } from '../src/human/format.js';
+import { renderCheckpoints, renderConfirmation, renderMetrics, renderRun } from '../src/human/views.js';
 import { describe, expect, it } from 'vitest';
 import { renderPlanAnswer } from '../src/human/plan.js';
 
@@ -66,5 +70,65 @@ describe('ito status, for people', () => {
     const waiting = 'first step on node gpu-01 (allowance 300 s, 12 s so far)';
     expect(progressLine({ state: 'post_training', stage: 'rlvr', waiting_for: waiting })).toBe(`state post_training · stage rlvr · waiting for ${waiting}`);
     expect(progressLine({ state: 'post_training', stage: 'rlvr', waiting_for: null })).toBe('state post_training · stage rlvr');
+  });
+});
+
+describe('figures for people, exact values left to --json', () => {
+  it('sizes in decimal units and losses to four decimals', () => {
+    expect(formatBytes(112_000_000_000)).toBe('112 GB');
+    expect(formatBytes(1_048_576)).toBe('1.05 MB');
+    expect(formatBytes(999)).toBe('999 bytes');
+    expect(formatLoss(2.0971234567891234)).toBe('2.0971');
+    const checkpoints = renderCheckpoints({ state: 'training', checkpoints: [{ checkpoint_id: 'ckpt_1', stage: 'pretrain', step: 10, bytes: 112_000_000_000, save_seconds: 0.3, bandwidth_bytes_per_s: 373_333_333_333, uri: 's3://x/1' }] });
+    expect(checkpoints).toContain('112 GB');
+    expect(checkpoints).toContain('373 GB/s');
+    expect(checkpoints).not.toContain('112000000000');
+    const metrics = renderMetrics({ latest: { stage: 'pretrain', step: 4, tokens: 100, loss: 2.0971234567891234 }, series: [{ stage: 'pretrain', step: 4, tokens: 100, loss: 2.5387123456789 }], checkpoints: 1 });
+    expect(metrics).toContain('2.0971');
+    expect(metrics).toContain('2.5387');
+    expect(metrics).not.toMatch(/\d\.\d{6,}/);
+  });
+
+  it('an empty checkpoint list says whether none was saved yet or cleanup deleted them', () => {
+    expect(renderCheckpoints({ state: 'training', checkpoints: [] })).toBe('(no checkpoints yet)\n');
+    expect(renderCheckpoints({ state: 'cleaned', checkpoints: [] })).toBe('(no checkpoints left: cleanup deleted them)\n');
+  });
+
+  it("an audit verdict's head is a sentence, not a JSON object", () => {
+    const text = renderAuditVerdict({ tenant_id: 'ten_1', verified: true, checked: 12, head: { tenant_seq: 12, hash: 'ab'.repeat(32) } });
+    expect(text).toContain(`event 12 of the tenant's chain, hash ${'ab'.repeat(32)}`);
+    expect(text).not.toContain('{');
+  });
+});
+
+describe('what a run waits for, and what an approver approves', () => {
+  it('status prints each waiting reason in the server words, and --watch puts it on its progress line', () => {
+    const run = { run_id: 'run_1', state: 'planning', waiting: [{ reason: 'nodes', live: 0, needed: 2, message: 'waiting for nodes: 0 of 2 live' }] };
+    expect(renderRun(run)).toContain('\nwaiting for nodes: 0 of 2 live\n');
+    expect(progressLine(run)).toBe('state planning · waiting for nodes: 0 of 2 live');
+    expect(renderRun({ ...run, waiting: [] })).not.toContain('waiting');
+  });
+
+  it("the first step's wait shows once, whether the server sends it as waiting_for, as a waiting member, or both", () => {
+    const waitingFor = 'first step on node gpu-01 (allowance 300 s, 12 s so far)';
+    const run = {
+      run_id: 'run_1',
+      state: 'post_training',
+      stage: 'rlvr',
+      waiting_for: waitingFor,
+      waiting: [{ reason: 'first_step', waiting_for: waitingFor, message: `waiting for ${waitingFor}` }],
+    };
+    const text = renderRun(run);
+    expect(text.match(/first step on node gpu-01/g)).toHaveLength(1);
+    expect(text).toMatch(/\nwaiting_for\s+first step on node gpu-01/);
+    expect(progressLine(run)).toBe(`state post_training · stage rlvr · waiting for ${waitingFor}`);
+    const listOnly = { ...run, waiting_for: undefined };
+    expect(renderRun(listOnly)).toContain(`\nwaiting for ${waitingFor}\n`);
+    expect(progressLine(listOnly)).toBe(`state post_training · stage rlvr · waiting for ${waitingFor}`);
+  });
+
+  it('a train confirmation says which figure is new spend and which is the booking', () => {
+    const text = renderConfirmation({ confirmation_ref: 'cfm_1', status: 'pending', action: 'train.create', cost_usd: 3206.8, incremental_cost_usd: 10.93, max_incremental_cost_usd: 4000, plan: { tp: 1 } });
+    expect(text).toContain("approving: $10.93 of new spend beyond the booking (checkpoint storage and egress; the manifest caps it at $4,000.00), and the use of $3,206.80 of the booking's GPU time");
   });
 });

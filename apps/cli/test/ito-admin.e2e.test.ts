@@ -32,8 +32,28 @@ describe('ito-admin on the ledger database', () => {
     expect(rows.map((r) => r.principal).sort()).toEqual(['finance@acme', 'ml@acme', 'ml@acme']);
   });
 
+  it("makes an operator credential only through operator-key create, never as a tenant's key", async () => {
+    const t = (await admin(['tenant', 'create', '--name', 'buyer', '--requester-principal', 'ml@buyer', '--approver-principal', 'finance@buyer', '--json'])).json();
+    const keys = async () => (await pool.query<{ n: number }>('select count(*)::int as n from api_keys')).rows[0]!.n;
+    const before = await keys();
+    const refused = await admin(['key', 'create', '--tenant', t.data.tenant_id, '--scopes', 'admin,desk:fleet', '--principal', 'owner@buyer', '--json']);
+    expect([refused.code, refused.json().error.code]).toEqual([1, 'validation_failed']);
+    expect(refused.json().error.message).toMatch(/operator-key create/);
+    expect(await keys()).toBe(before);
+    const op = await admin(['operator-key', 'create', '--principal', 'pricing-desk@ito', '--json']);
+    expect(op.code).toBe(0);
+    expect(op.json().data).toMatchObject({ scopes: ['desk:read', 'desk:fleet'], principal: 'pricing-desk@ito', key: expect.stringMatching(/^ito_sk_/) });
+    const row = await pool.query('select tenant_id, scopes from api_keys where key_id = $1', [op.json().data.key_id]);
+    expect(row.rows[0].tenant_id).not.toBe(t.data.tenant_id);
+    // A second operator key joins the same operator account.
+    const again = (await admin(['operator-key', 'create', '--principal', 'cfo@ito', '--json'])).json();
+    expect((await pool.query('select tenant_id from api_keys where key_id = $1', [again.data.key_id])).rows[0].tenant_id).toBe(row.rows[0].tenant_id);
+  });
+
   it('bootstraps a tenant, a key, a booking and a node through the API service, secrets shown once', async () => {
-    const tenant = await admin(['tenant', 'create', '--name', 'acme', '--json']);
+    const unnamed = await admin(['tenant', 'create', '--name', 'acme', '--json']);
+    expect([unnamed.code, unnamed.json().error.code]).toEqual([2, 'validation_failed']);
+    const tenant = await admin(['tenant', 'create', '--name', 'acme', '--requester-principal', 'ml@acme', '--approver-principal', 'finance@acme', '--json']);
     expect(tenant.code).toBe(0);
     const t = tenant.json();
     expect(t).toMatchObject({ ok: true, live_api_contacted: false });
@@ -100,7 +120,10 @@ describe('ito-admin on the ledger database', () => {
   });
 
   it('reports connect_failed (exit 4) when the database cannot be reached, without printing the URL password', async () => {
-    const res = await runCli(['tenant', 'create', '--name', 'x', '--json'], { entry: ITO_ADMIN, env: { ITO_DATABASE_URL: 'postgres://u:pw-secret-123@127.0.0.1:9/none' } });
+    const res = await runCli(['tenant', 'create', '--name', 'x', '--requester-principal', 'ml@x', '--approver-principal', 'finance@x', '--json'], {
+      entry: ITO_ADMIN,
+      env: { ITO_DATABASE_URL: 'postgres://u:pw-secret-123@127.0.0.1:9/none' },
+    });
     expect(res.code).toBe(4);
     expect(res.json()).toMatchObject({ ok: false, live_api_contacted: false, error: { code: 'connect_failed' } });
     expect(res.stdout + res.stderr).not.toContain('pw-secret-123');
@@ -109,7 +132,7 @@ describe('ito-admin on the ledger database', () => {
 
 describe('ito-admin tenant policy', () => {
   it('shows and sets a tenant`s file roots and storage, validated, and records TenantPolicyChanged', async () => {
-    const t = (await admin(['tenant', 'create', '--name', 'roots', '--json'])).json();
+    const t = (await admin(['tenant', 'create', '--name', 'roots', '--requester-principal', 'ml@roots', '--approver-principal', 'finance@roots', '--json'])).json();
     const tenant = t.data.tenant_id as string;
     // Over ITO_DATABASE_URL (not the embedded install) a tenant gets no file root.
     expect(t.data.file_roots).toEqual([]);

@@ -1,6 +1,6 @@
 import type { Envelope } from '@ito/contracts';
 
-/** The few reads the demo makes itself (to narrate and to time its fault), with the requester's key. */
+/** The few reads the demo makes itself (to time its fault and write its summary), with the requester's key. */
 export function apiReader(baseUrl: string, key: string) {
   return async function get<T>(path: string): Promise<T> {
     const res = await fetch(`${baseUrl}${path}`, { headers: { authorization: `Bearer ${key}` }, signal: AbortSignal.timeout(10_000) });

@@ -5,7 +5,7 @@ import { deskExplanation, type DeskRunFigures } from './desk-lines.js';
 import { runCli, type CliTarget } from './cli.js';
 import type { DemoOptions } from './args.js';
 import { FaultPlan } from './fault-plan.js';
-import { narrate } from './narrator.js';
+import { followEvents } from './event-follower.js';
 import { Processes, type Managed } from './processes.js';
 import { entries, type DemoPaths } from './paths.js';
 import { StepError } from './step-error.js';
@@ -73,7 +73,7 @@ export async function runDemo(opts: DemoOptions, paths: DemoPaths, term: Termina
 
     const admin: CliTarget = { entry: bin.admin, shown: 'ito-admin', env: { ...baseEnv, ITO_HOME: paths.home } };
     term.heading('Create a tenant and a completed booking of 2 × 8 H200 (the operator, on the ledger database)');
-    const tenant = await runCli<Tenant>(term, admin, { step: 'tenant create', args: ['tenant', 'create', '--name', `demo-${Date.now().toString(36)}`] });
+    const tenant = await runCli<Tenant>(term, admin, { step: 'tenant create', args: ['tenant', 'create', '--name', `demo-${Date.now().toString(36)}`, '--requester-principal', 'ml-team', '--approver-principal', 'finance'] });
     term.ok(`tenant ${tenant.tenant_id}: a requester key and an approver key, shown once (kept only in this process)`);
     const now = Date.now();
     const booking = await runCli<{ booking_id: string }>(term, admin, {
@@ -128,8 +128,9 @@ export async function runDemo(opts: DemoOptions, paths: DemoPaths, term: Termina
     term.ok(`run ${run.run_id} is ${run.state}`);
 
     term.heading('Watch it through every stage; one node is pulled mid-training');
+    term.say(`what follows is the CLI's own output; in another terminal, \`ito logs ${run.run_id} --follow\` prints every line of the run's log as it lands`);
     const get = apiReader(apiUrl, tenant.requester_key);
-    const story = narrate(get, run.run_id, term);
+    const story = followEvents(get, run.run_id);
     let pulled: string | null = null;
     let watched = false;
     const stopped = () => watched;
@@ -141,13 +142,13 @@ export async function runDemo(opts: DemoOptions, paths: DemoPaths, term: Termina
         if (plan.shouldPull(view, story.count('CheckpointSaved'))) {
           pulled = NODES[1]!;
           const victim = agents.get(pulled)!;
-          term.event(`pulling ${pulled}: kill -9 ${String(victim.child.pid)} (its agent vanishes without a word)`);
+          term.command(`kill -9 ${String(victim.child.pid)}   # pull ${pulled}: its agent vanishes without a word`);
           await procs.kill(victim);
           if (opts.bringBack) {
             // The node reboots and its agent dials in again once the loss is on record: it serves the later stages.
             while (story.count('NodeLost') === 0 && !stopped()) await new Promise((r) => setTimeout(r, 250));
             if (stopped()) return;
-            term.event(`${pulled} reboots: its agent dials in again`);
+            term.command(`ITO_NODE_CREDENTIAL=$NODE_CREDENTIAL ito-agent --executor simulated   # ${pulled} rebooted: its agent dials in again`);
             agents.set(pulled, procs.start(`agent-${pulled}-back`, bin.agent, ['--executor', 'simulated', '--progress-interval-ms', '200'], agentEnv.get(pulled)!));
           }
           return;
@@ -244,7 +245,7 @@ function printNextSteps(term: Terminal, at: { home: string; tokenFile: string; a
   term.say('npm start                                        # the same system again, on the same data (another terminal)');
   term.say(`npx ito status ${at.runId}`);
   term.say(`npx ito events ${at.runId}`);
-  term.say(`npx ito logs ${at.runId}`);
+  term.say(`npx ito logs ${at.runId} --follow`);
   // The page asks for a desk credential; the demo's own is not kept, so this makes one (shown once, as JSON).
   term.say(`npx ito-admin key create --tenant ${at.tenantId} --scopes desk:read --principal desk-analyst --json   # a desk credential for the page (while the server runs)`);
   term.say(`open ${at.apiUrl}/desk                            # the pricing desk's dashboard (while the server runs): paste the key above`);

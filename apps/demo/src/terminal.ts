@@ -1,12 +1,11 @@
 /**
- * What the demo prints. Colour only on a terminal with NO_COLOR unset; a narration line first clears a
+ * What the demo prints. Colour only on a terminal with NO_COLOR unset; a line of its own first clears a
  * progress line the CLI may have drawn in place, so the two never overprint each other.
  */
 export interface Terminal {
   heading(text: string): void;
   command(text: string): void;
   say(text: string): void;
-  event(text: string): void;
   ok(text: string): void;
   failure(text: string): void;
 }
@@ -23,7 +22,6 @@ export function terminal(out: NodeJS.WriteStream = process.stdout, env: NodeJS.P
     heading: (text) => line(`\n${paint('bold', `▌ ${text}`)}`),
     command: (text) => line(paint('cyan', `$ ${text}`)),
     say: (text) => line(`  ${text}`),
-    event: (text) => line(`  ${paint('yellow', '▸')} ${text}`),
     ok: (text) => line(`  ${paint('green', '✓')} ${text}`),
     failure: (text) => line(paint('red', `✗ ${text}`)),
   };

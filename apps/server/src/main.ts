@@ -3,6 +3,7 @@ import { ConfigError, createLogger, loadConfigOrExit, type Logger } from '@ito/c
 import { QueueStoreUnfitError } from '@ito/queue';
 import { parseArgs, USAGE, UsageError } from './args.js';
 import { runMigrate } from './migrate.js';
+import { readyLine } from './ready-line.js';
 import { startServer } from './start.js';
 
 /**
@@ -69,6 +70,8 @@ async function main(): Promise<void> {
     return;
   }
   logger.info({ roles: command.roles }, 'ito-server ready');
+  // A person at a terminal gets one plain line among the JSON logs; a pipe or a log file gets none.
+  if (process.stdout.isTTY) process.stdout.write(`${readyLine(server.apiUrl)}\n`);
 
   let signalled = false;
   const onSignal = (signal: NodeJS.Signals) => {

@@ -14,6 +14,8 @@ import { WORKER_REGISTRATIONS, startRegisteredWorkers } from './workers/registry
 export interface RunningServer {
   /** Graceful stop; resolves true when every step was clean. Idempotent. */
   stop(): Promise<boolean>;
+  /** Where the API role listens; null when this process runs no API. */
+  apiUrl: string | null;
 }
 
 /**
@@ -83,10 +85,11 @@ export async function startServer(cfg: ItoConfig, roles: Role[], logger: Logger)
     if (roles.includes('api')) {
       // Loaded only here so worker- and monitor-only processes never load the HTTP stack.
       const { startApiRole } = await import('./roles/api-role.js');
-      const app = await startApiRole({ cfg, logger, pool, kit, storage });
+      const { app, url } = await startApiRole({ cfg, logger, pool, kit, storage });
       steps.push({ name: 'api', run: () => app.close(), timeoutMs: 4_000 });
+      return { stop, apiUrl: url };
     }
-    return { stop };
+    return { stop, apiUrl: null };
   } catch (err) {
     await stop();
     throw err;

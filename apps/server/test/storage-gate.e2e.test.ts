@@ -48,7 +48,7 @@ afterAll(async () => {
 describe('ito-server proves checkpoint storage at the confirmation request', () => {
   it('accepts s3:// it can write, refuses a scheme it has no driver for, and never logs the store`s secret', async () => {
     const admin = createAdminService({ pool });
-    const tenant = await admin.createTenant({ name: 'acme' });
+    const tenant = await admin.createTenant({ name: 'acme', requesterPrincipal: 'ml@acme', approverPrincipal: 'finance@acme' });
     const booking = await admin.createBooking(h200Booking(tenant.tenant_id));
     const request = (storage: string) => {
       const m = JSON.parse(EXAMPLE_MANIFEST);

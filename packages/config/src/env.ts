@@ -117,7 +117,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ItoConfig {
   return {
     ...parsed.data,
     ITO_HOME: home,
-    ITO_TOKEN_FILE: parsed.data.ITO_TOKEN_FILE ?? join(home, 'credentials.json'),
+    // The client's own 0700 directory, apart from the embedded database's: run as root, ito-server opens
+    // $ITO_HOME to the database's system user (o+x), which a credential directory must never be.
+    ITO_TOKEN_FILE: parsed.data.ITO_TOKEN_FILE ?? join(home, 'cli', 'credentials.json'),
     ITO_EVAL_BATTERY_DIR: parsed.data.ITO_EVAL_BATTERY_DIR ?? join(home, 'evals'),
   };
 }

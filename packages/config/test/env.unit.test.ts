@@ -10,7 +10,7 @@ describe('environment configuration', () => {
     expect(c.ITO_HEARTBEAT_INTERVAL_S).toBe(2);
     expect(c.ITO_HANG_STEP_FACTOR).toBe(5);
     expect(c.ITO_HEARTBEAT_MISSES).toBe(3);
-    expect(c.ITO_TOKEN_FILE).toBe(`${c.ITO_HOME}/credentials.json`);
+    expect(c.ITO_TOKEN_FILE).toBe(`${c.ITO_HOME}/cli/credentials.json`);
   });
 
   it('fails on the first bad variable, naming it and never echoing its value', () => {

@@ -20,6 +20,7 @@ export const ERROR_CODES = {
   booking_incomplete: { status: 409, retryable: false },
   booking_mismatch: { status: 409, retryable: false },
   eligibility_stale: { status: 409, retryable: false },
+  booking_not_started: { status: 409, retryable: false },
 
   manifest_invalid: { status: 422, retryable: false },
   manifest_contains_secret: { status: 422, retryable: false },

@@ -9,3 +9,5 @@ export * from './rollout-protocol.js';
 export * from './strict-json.js';
 export * from './json-path.js';
 export * from './input-issues.js';
+export * from './near-name.js';
+export * from './human-units.js';

@@ -38,5 +38,12 @@ export type ConfirmationAction = (typeof CONFIRMATION_ACTIONS)[number];
 export const BOOKING_STATUSES = ['pending', 'completed', 'expired', 'revoked', 'released'] as const;
 export type BookingStatus = (typeof BOOKING_STATUSES)[number];
 
-export const SCOPES = ['runs:read', 'runs:write', 'confirmations:approve', 'desk:read', 'audit:read', 'admin'] as const;
+/** What a tenant's keys may be granted. `admin` holds every tenant scope, and nothing beyond its tenant. */
+export const TENANT_SCOPES = ['runs:read', 'runs:write', 'confirmations:approve', 'desk:read', 'audit:read', 'admin'] as const;
+/**
+ * The operator's own scope: the pricing desk's fleet-wide figures, every tenant's runs and bookings. Only
+ * `ito-admin operator-key create` grants it, never to a tenant's key.
+ */
+export const FLEET_SCOPE = 'desk:fleet';
+export const SCOPES = [...TENANT_SCOPES, FLEET_SCOPE] as const;
 export type Scope = (typeof SCOPES)[number];

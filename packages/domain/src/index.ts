@@ -23,3 +23,6 @@ export * from './monitor/node-failure.js';
 export * from './monitor/resume-facts.js';
 export * from './slo/slo-breach.js';
 export * from './slo/incident-records.js';
+export * from './run/run-waiting.js';
+export * from './run/run-action-applies.js';
+export * from './pipeline/plan-findings.js';

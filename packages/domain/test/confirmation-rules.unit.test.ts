@@ -6,7 +6,9 @@ import {
   bindingMismatches,
   checkConfirmationDecision,
   checkConfirmationUse,
+  checkNamedKey,
   checkSeparateDecider,
+  UNNAMED_KEY_REFUSAL,
   effectiveConfirmationStatus,
   type ConfirmationBinding,
   type ConfirmationRecord,
@@ -107,9 +109,21 @@ describe('who may decide', () => {
       message: 'the principal that requested this confirmation cannot decide it, with any of its keys; another approver must',
       details: undefined,
     });
-    // Keys that name no principal are separate people only by key.
-    expect(refusal(() => checkSeparateDecider({ keyId: 'k1', principal: null }, { keyId: 'k2', principal: null }))).toBeNull();
     expect(refusal(() => checkSeparateDecider({ keyId: 'k1', principal: 'ops' }, { keyId: 'k2', principal: 'audit' }))).toBeNull();
+  });
+
+  it('never when either key names no principal: the rule needs two names to compare', () => {
+    for (const [requester, decider] of [
+      [null, null],
+      [null, 'audit'],
+      ['ops', null],
+    ] as const) {
+      const r = refusal(() => checkSeparateDecider({ keyId: 'k1', principal: requester }, { keyId: 'k2', principal: decider }));
+      expect(r?.code).toBe('forbidden');
+      expect(r?.message).toMatch(/names no principal/);
+    }
+    expect(refusal(() => checkNamedKey({ keyId: 'k1', principal: null }))).toMatchObject({ code: 'forbidden', message: UNNAMED_KEY_REFUSAL });
+    expect(refusal(() => checkNamedKey({ keyId: 'k1', principal: 'ops' }))).toBeNull();
   });
 });
 

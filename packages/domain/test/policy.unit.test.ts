@@ -82,4 +82,8 @@ describe('booking gate', () => {
     expect(gate({ ...booking, status: 'released' })).toBe('booking_released');
   });
   it('a term that has ended is expired even if the desk has not said so', () => expect(gate({ ...booking, term_end: now })).toBe('booking_expired'));
+  it('a term that has not begun entitles nothing yet; its first instant does', () => {
+    expect(gate({ ...booking, term_start: new Date(now.getTime() + 1) })).toBe('booking_not_started');
+    expect(gate({ ...booking, term_start: now })).toBeNull();
+  });
 });

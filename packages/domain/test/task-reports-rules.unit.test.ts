@@ -58,6 +58,41 @@ describe('the directive for a task', () => {
   });
 });
 
+describe('how far progress may go', () => {
+  const total = () => fold(running()).current!.total_steps!;
+  const restarted = (h: RunEvent[]) => [...h, { type: 'StageFailed', data: { run_id: RUN, stage: 'pretrain', attempt: 1, reason: 'crash' } } as RunEvent];
+
+  it('refuses a step beyond the stage`s planned steps, recording nothing; the last step itself is fine', () => {
+    expect(total()).toBeGreaterThan(1);
+    const h = running();
+    const beyond = refusal(() => decideTaskReport(fold(h), p0(1, total() + 1)));
+    expect(beyond.code).toBe('validation_failed');
+    expect(beyond.message).toMatch(new RegExp(`beyond the ${total()} steps of stage pretrain's plan; nothing was recorded`));
+    expect(refusal(() => decideTaskReport(fold(h), p0(1, 1_000_000_000))).code).toBe('validation_failed');
+    expect(decideTaskReport(fold(h), p0(1, total())).events.map((e) => e.type)).toContain('ProgressRecorded');
+  });
+
+  it('refuses a step that goes back within an attempt; the same step again is fine', () => {
+    let h = apply(running(), p0(1, 5));
+    const back = refusal(() => decideTaskReport(fold(h), p0(2, 4)));
+    expect(back).toMatchObject({ code: 'validation_failed', message: 'progress at step 4 goes back from step 5 in attempt 1 of pretrain; nothing was recorded' });
+    h = apply(h, p0(2, 5));
+    expect(fold(h).current!.last_step).toBe(5);
+    // A refusal leaves the sequence number unused: the next report is judged afresh.
+    expect(fold(h).current!.tasks.find((t) => t.task_id === T0)!.last_seq).toBe(2);
+  });
+
+  it('counts afresh in a new attempt: a restart may report steps below the last attempt`s', () => {
+    const h = apply(running(), p0(1, 7));
+    const next = started(restarted(h), 'pretrain', 2);
+    const t0 = taskIdFor(RUN, 'pretrain', 2, 0);
+    const state = fold(next);
+    expect(state.current!.last_step).toBeNull();
+    const report: TaskReport = { type: 'progress', task_id: t0, node_id: NODES[0]!, body: { attempt: 2, seq: 1, step: 3, tokens: 3, elapsed_s: 3 } };
+    expect(decideTaskReport(state, report).events.map((e) => e.type)).toContain('ProgressRecorded');
+  });
+});
+
 describe('who may still report', () => {
   it('refuses a report about a run it cannot find, naming the task', () => {
     const state = fold(running());

@@ -118,6 +118,25 @@ describe('task reports', () => {
     expect(nextCommands(fold(h))).toEqual([{ type: 'FinishBudgetStop' }]);
   });
 
+  it("charges node time by the control plane's clock: a trainer that under-reports its elapsed time still reaches the ceiling", () => {
+    // $40 per hour of node time (as above): a $100 ceiling is spent 2.5 h after the tasks were assigned.
+    const m = exampleManifest((x) => (x.budget.ceiling_usd = 100));
+    const assigned = Date.parse('2026-11-02T00:00:00Z');
+    const at = (s: number) => new Date(assigned + s * 1000);
+    const h = started(planned(pipelineFor(m)), 'pretrain').map((e) => (e.type === 'StageStarted' ? ({ ...e, data: { ...e.data, started_at: at(0).toISOString() } } as RunEvent) : e));
+    // The trainer claims 1 s each time; the API received the reports 1 h, then 2.5 h after assignment.
+    const early = decideTaskReport(fold(h), progress(1, 10, { elapsed_s: 1 }), at(3600));
+    expect(early.events.map((e) => e.type)).toEqual(['ProgressRecorded']);
+    expect(early.events[0]!.data).toMatchObject({ elapsed_s: 1, received_at: at(3600).toISOString() });
+    expect(fold([...h, ...early.events]).spentUsd).toBeCloseTo(40, 9);
+    const late = decideTaskReport(fold([...h, ...early.events]), progress(2, 20, { elapsed_s: 2 }), at(9000));
+    expect(late.events.map((e) => e.type)).toEqual(['ProgressRecorded', 'StopRequested']);
+    expect(late.events[1]!.data).toMatchObject({ spent_usd: 100, ceiling_usd: 100 });
+    // A claim above the wall clock (a time-scaled simulation's) is charged as claimed: the clock is the floor.
+    const claimed = decideTaskReport(fold(h), progress(1, 10, { elapsed_s: 9000 }), at(60));
+    expect(claimed.events.map((e) => e.type)).toEqual(['ProgressRecorded', 'StopRequested']);
+  });
+
   it('after withdrawal a task may only say it stopped, once', () => {
     const h = [...running(), { type: 'CancelRequested', data: { run_id: RUN, confirmation_ref: 'c' } } as RunEvent];
     const cancelled: RunEvent[] = [...h, { type: 'TasksWithdrawn', data: { run_id: RUN, stage: 'pretrain', attempt: 1, task_ids: [T0, T1], reason: 'run cancelled' } }];

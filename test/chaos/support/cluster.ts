@@ -102,7 +102,7 @@ export async function startCluster(opts: ClusterOptions = {}) {
     if (r.code !== 0) throw new Error(`ito-admin ${args.join(' ')}: ${r.stdout} ${r.stderr}`);
     return r.json().data;
   };
-  const tenant = await admin(['tenant', 'create', '--name', 'acme']);
+  const tenant = await admin(['tenant', 'create', '--name', 'acme', '--requester-principal', 'ml@acme', '--approver-principal', 'finance@acme']);
   await opts.setup?.(admin, tenant.tenant_id);
   const now = Date.now();
   const planned = opts.nodes ?? 2;

@@ -189,3 +189,19 @@ export async function freeLiveNodes(
   });
   return rows;
 }
+
+/**
+ * The booking's node count and how many of its nodes were heard from since `since` (the liveness table, or the
+ * registration before the first beat), busy or not: what `status` and `train` tell a person about nodes.
+ */
+export async function bookingNodeLiveness(db: Db, tenantId: string, bookingId: string, since: Date): Promise<{ needed: number; live: number } | null> {
+  const { rows } = await db.query<{ needed: number; live: number }>(
+    `select b.nodes as needed,
+            (select count(*)::int from nodes n left join node_liveness l on l.node_id = n.node_id
+              where n.tenant_id = $1 and n.booking_id = $2 and n.revoked_at is null
+                and greatest(l.last_heartbeat_at, n.last_heartbeat_at) >= $3) as live
+       from bookings b where b.tenant_id = $1 and b.booking_id = $2`,
+    [tenantId, bookingId, since],
+  );
+  return rows[0] ?? null;
+}

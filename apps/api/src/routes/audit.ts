@@ -30,6 +30,9 @@ export function registerAuditRoutes(app: FastifyInstance, res: Resources, regist
     summary: "Rebuilds every projection from the tenant's events into a scratch schema and reports each difference from the live rows by run and field; with `as_of`, the runs as they stood then.",
     access: { scope: 'audit:read' },
     query: z.strictObject({ as_of: z.string().min(1).max(40).optional(), run_id: idToken.optional() }),
-    handler: async ({ tenantId, query }) => ({ data: await auditReplay(res, auditProjections, tenantId, parseAsOf(query.as_of), query.run_id) }),
+    handler: async ({ tenantId, query }) => {
+      const asOf = parseAsOf(query.as_of);
+      return { data: await res.replay(() => auditReplay(res, auditProjections, tenantId, asOf, query.run_id)) };
+    },
   });
 }

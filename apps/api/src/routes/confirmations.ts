@@ -6,7 +6,7 @@ import { idToken } from '../ids.js';
 import type { Resources } from '../resources.js';
 import type { Principal } from '../auth/principal.js';
 import { decideConfirmation, requestConfirmation, showConfirmation } from '../services/confirmation-service.js';
-import type { Decider } from '@ito/domain';
+import { checkNamedKey, type Decider } from '@ito/domain';
 
 const requestBody = z.discriminatedUnion('action', [
   z.strictObject({
@@ -18,10 +18,15 @@ const requestBody = z.discriminatedUnion('action', [
   z.strictObject({ action: z.enum(['run.cancel', 'run.cleanup', 'run.restart', 'booking.release']), run_id: idToken }),
 ]);
 
-/** The calling key, as the confirmation records it: its id and the principal holding it. */
+/**
+ * The calling key, as the confirmation records it: its id and the principal holding it. A key that names no
+ * principal may neither request nor decide (refused before anything is read or written).
+ */
 function keyOf(principal: Principal | null): Decider {
   const key = principal as Extract<Principal, { kind: 'key' }>;
-  return { keyId: key.keyId, principal: key.principal };
+  const named = { keyId: key.keyId, principal: key.principal };
+  checkNamedKey(named);
+  return named;
 }
 
 export function registerConfirmationRoutes(app: FastifyInstance, res: Resources, registry: RegisteredRoute[]): void {

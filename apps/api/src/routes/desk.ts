@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { ItoError } from '@ito/contracts';
 import { GROUP_KEYS, type GroupKey } from '@ito/telemetry';
+import { readsFleet } from '../auth/principal.js';
 import { defineRoute, type RegisteredRoute } from '../http/route.js';
 import type { Resources } from '../resources.js';
 import { deskTelemetry } from '../services/desk-telemetry-service.js';
@@ -38,13 +39,15 @@ export function registerDeskRoutes(app: FastifyInstance, res: Resources, registr
     summary: 'Goodput, badput by cause, interruption rate, checkpoint bandwidth, latencies and the effective price of a productive GPU-hour, grouped over a window (docs/telemetry.md).',
     access: { scope: 'desk:read' },
     query: deskTelemetryQuery,
-    handler: async ({ query }) => {
+    handler: async ({ query, principal, tenantId }) => {
       const to = query.until ? Date.parse(query.until) : res.now().getTime();
       const from = query.since ? Date.parse(query.since) : to - 30 * DAY_MS;
       if (!(from < to)) throw new ItoError('validation_failed', 'query: since must be before until');
       if (to - from > MAX_WINDOW_MS) throw new ItoError('validation_failed', 'query: the window may span at most 366 days');
       const groupBy = (query.group_by ?? 'region,fabric,gpu').split(',').filter(Boolean) as GroupKey[];
-      return { data: await res.desk(() => deskTelemetry(res, { from, to, groupBy, buckets: query.buckets })) };
+      // The fleet's figures are the operator's: a tenant's key (its admin key too) sums its own bookings only.
+      const owner = readsFleet(principal) ? null : tenantId;
+      return { data: await res.desk(() => deskTelemetry(res, { from, to, groupBy, buckets: query.buckets, tenantId: owner })) };
     },
   });
 }

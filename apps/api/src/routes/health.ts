@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { Registry, collectDefaultMetrics } from 'prom-client';
 import { fail, ok } from '@ito/contracts';
 import type { ReadinessProbe } from '../deps.js';
+import type { Admission } from '../http/admission.js';
 import type { PlainRoute } from '../http/openapi.js';
 
 /** The health routes as OpenAPI describes them, at the root and under /v1 alike. */
@@ -15,7 +16,7 @@ export const HEALTH_ROUTES: PlainRoute[] = ['', '/v1'].flatMap((prefix) => [
 export const UNLIMITED_PATHS: ReadonlySet<string> = new Set(HEALTH_ROUTES.filter((r) => r.unlimited).map((r) => r.url));
 
 /** `/healthz` (the process is up), `/readyz` (every dependency answers) and `/metrics` (Prometheus text). */
-export function registerHealthRoutes(app: FastifyInstance, probes: ReadinessProbe[], registry: Registry): void {
+export function registerHealthRoutes(app: FastifyInstance, probes: ReadinessProbe[], registry: Registry, admit: Admission): void {
   const routes = async (scope: FastifyInstance) => {
     scope.get('/healthz', async () => ok({ status: 'ok' }));
 
@@ -37,8 +38,10 @@ export function registerHealthRoutes(app: FastifyInstance, probes: ReadinessProb
     });
 
     scope.get('/metrics', async (_req, reply) => {
+      // Admitted a few at a time: a scrape reads shared stores, and a burst of them must not take the pool.
+      const text = await admit(() => registry.metrics());
       reply.header('content-type', registry.contentType);
-      return registry.metrics();
+      return text;
     });
   };
   // Served at the root for orchestrators and under /v1 for clients that only know the API prefix.

@@ -7,6 +7,7 @@ import { eligibilityIdSchema } from '../services/booking-service.js';
 import type { Resources } from '../resources.js';
 import { runLifecycle, type LifecycleAction } from '../services/lifecycle-service.js';
 import { findRuns, showRun, showRunCheckpoints, showRunEvents, showRunLogs, showRunMetrics } from '../services/run-read-service.js';
+import { noLiveNodeNotice } from '../services/run-waiting.js';
 import { train } from '../services/train-service.js';
 
 const confirmationRef = z
@@ -41,7 +42,8 @@ export function registerRunRoutes(app: FastifyInstance, res: Resources, registry
     body: trainBody,
     handler: async ({ idempotencyKey, tenantId, actor, body }) => {
       const { result, replayed } = await train(res, tenantId, actor, idempotencyKey, body);
-      return { data: result, status: replayed ? 200 : 201, notice: replayed ? replayNotice(result.run_id) : null };
+      // Accepted either way: nodes may dial in later. A booking with no live node is said now, not after minutes in planning.
+      return { data: result, status: replayed ? 200 : 201, notice: replayed ? replayNotice(result.run_id) : await noLiveNodeNotice(res, tenantId, result.booking_id) };
     },
   });
 

@@ -1,6 +1,6 @@
 import type pg from 'pg';
 import { z } from 'zod';
-import { BOOKING_STATUSES, ItoError, SCOPES, type Scope } from '@ito/contracts';
+import { BOOKING_STATUSES, FLEET_SCOPE, ItoError, TENANT_SCOPES, type Scope } from '@ito/contracts';
 import type { Logger } from '@ito/config';
 import { DEFAULT_TENANT_POLICY, MAX_FILE_PATH_LENGTH, MAX_FILE_ROOTS, isNormalisedAbsolutePath, type TenantPolicy } from '@ito/domain';
 import { createLedger, type Ledger } from '@ito/ledger';
@@ -22,8 +22,18 @@ export function createApiLedger(pool: pg.Pool): Ledger {
 
 export const REQUESTER_SCOPES: Scope[] = ['runs:read', 'runs:write'];
 export const APPROVER_SCOPES: Scope[] = ['runs:read', 'confirmations:approve'];
+/** The scopes that can request or decide a confirmation (`admin` holds both): their keys must name a principal. */
+const REQUEST_OR_APPROVE_SCOPES: Scope[] = ['runs:write', 'confirmations:approve', 'admin'];
 
 const tenantStream = (tenantId: string) => `tenant-${tenantId}`;
+
+/**
+ * The operator's own account: it holds the operator's credentials (fleet-wide desk figures) and their events, so
+ * they are chained and audited as any tenant's are. One fixed id, created with the first operator key.
+ */
+export const OPERATOR_TENANT_ID = `ten_${'0'.repeat(32)}`;
+/** What an operator credential may do: read the desk, fleet-wide. */
+export const OPERATOR_SCOPES: Scope[] = ['desk:read', FLEET_SCOPE];
 
 /** Who holds a key: a person's or a team's name as the operator writes it (an e-mail address fits). */
 export const principalSchema = z.string().regex(/^[A-Za-z0-9._@+-]{1,128}$/, 'expected a principal: 1 to 128 letters, digits or . _ @ + -');
@@ -90,6 +100,11 @@ export function createAdminService(deps: { pool: pg.Pool; logger?: Logger; ledge
   };
 
   const optionalPrincipal = (value: string | undefined, what: string) => (value === undefined ? null : validate(principalSchema, value, what));
+  /** A key that can request or approve names who holds it: the requester ≠ approver rule compares these names. */
+  const requiredPrincipal = (value: string | undefined, what: string, flag: string) => {
+    if (value === undefined) throw new ItoError('validation_failed', `${what} is required: a key that can request or approve must name who holds it (${flag} <who>)`);
+    return validate(principalSchema, value, what);
+  };
 
   return {
     /**
@@ -106,9 +121,9 @@ export function createAdminService(deps: { pool: pg.Pool; logger?: Logger; ledge
           ? {}
           : { file_roots: [`${base === '/' ? '' : base}/${tenantId}`], checkpoint_storage: { schemes: [...DEFAULT_TENANT_POLICY.checkpoint_storage.schemes, 'file'], prefixes: [] } };
       const policy = { ...DEFAULT_TENANT_POLICY, ...local, ...validate(policySchema, input.policy ?? {}, 'tenant policy') };
-      const requesterPrincipal = optionalPrincipal(input.requesterPrincipal, 'requester principal');
-      const approverPrincipal = optionalPrincipal(input.approverPrincipal, 'approver principal');
-      if (requesterPrincipal !== null && requesterPrincipal === approverPrincipal) {
+      const requesterPrincipal = requiredPrincipal(input.requesterPrincipal, 'requester principal', '--requester-principal');
+      const approverPrincipal = requiredPrincipal(input.approverPrincipal, 'approver principal', '--approver-principal');
+      if (requesterPrincipal === approverPrincipal) {
         throw new ItoError('validation_failed', 'the requester and the approver must be different principals');
       }
       return ledger.transaction(async (tx) => {
@@ -164,8 +179,11 @@ export function createAdminService(deps: { pool: pg.Pool; logger?: Logger; ledge
     },
 
     async createKey(input: { tenantId: string; scopes: string[]; label?: string; principal?: string }) {
-      const scopes = validate(z.array(z.enum(SCOPES)).min(1), input.scopes, 'scopes');
-      const principal = optionalPrincipal(input.principal, 'principal');
+      if (Array.isArray(input.scopes) && input.scopes.includes(FLEET_SCOPE)) {
+        throw new ItoError('validation_failed', `${FLEET_SCOPE} is the operator's, never a tenant key's: use ito-admin operator-key create`);
+      }
+      const scopes = validate(z.array(z.enum(TENANT_SCOPES)).min(1), input.scopes, 'scopes');
+      const principal = scopes.some((s) => REQUEST_OR_APPROVE_SCOPES.includes(s)) ? requiredPrincipal(input.principal, 'principal', '--principal') : optionalPrincipal(input.principal, 'principal');
       requireId('ten', input.tenantId, 'tenant');
       return ledger.transaction(async (tx) => {
         const { rowCount } = await tx.client.query('select 1 from tenants where tenant_id = $1', [input.tenantId]);
@@ -176,6 +194,33 @@ export function createAdminService(deps: { pool: pg.Pool; logger?: Logger; ledge
           expectedVersion: 'any',
         });
         return { key_id: keyId, key, tenant_id: input.tenantId, scopes, principal };
+      });
+    },
+
+    /**
+     * An operator credential: reads the desk's fleet-wide figures (every tenant's runs and bookings). Created only
+     * here, by the operator on the control-plane host; no tenant key and no API route can make one.
+     */
+    async createOperatorKey(input: { principal: string }) {
+      const principal = validate(principalSchema, input.principal, 'principal');
+      return ledger.transaction(async (tx) => {
+        const created = await tx.client.query('insert into tenants (tenant_id, name, policy) values ($1, $2, $3) on conflict (tenant_id) do nothing', [
+          OPERATOR_TENANT_ID,
+          'operator',
+          JSON.stringify(DEFAULT_TENANT_POLICY),
+        ]);
+        if (created.rowCount) {
+          await tx.append(tenantStream(OPERATOR_TENANT_ID), [{ type: 'TenantCreated', data: { tenant_id: OPERATOR_TENANT_ID, name: 'operator', policy: DEFAULT_TENANT_POLICY } }], {
+            tenantId: OPERATOR_TENANT_ID,
+            expectedVersion: 'no_stream',
+          });
+        }
+        const { keyId, key } = await insertKey(tx.client, OPERATOR_TENANT_ID, OPERATOR_SCOPES, 'operator', principal);
+        await tx.append(tenantStream(OPERATOR_TENANT_ID), [{ type: 'ApiKeyCreated', data: { key_id: keyId, scopes: OPERATOR_SCOPES, principal } }], {
+          tenantId: OPERATOR_TENANT_ID,
+          expectedVersion: 'any',
+        });
+        return { key_id: keyId, key, scopes: OPERATOR_SCOPES, principal };
       });
     },
 

@@ -5,6 +5,7 @@ import {
   checkBudget,
   checkCheckpointStorage,
   checkConfirmationDecision,
+  checkRunActionCanApply,
   checkDataPolicy,
   checkSeparateDecider,
   effectiveConfirmationStatus,
@@ -97,6 +98,8 @@ export async function requestConfirmation(res: Resources, tenantId: string, requ
   } else {
     const run = await getRun(res.pool, tenantId, req.run_id);
     if (!run) throw new ItoError('not_found', 'no such run');
+    // An approver is never asked to allow what the run's state already rules out (a cancel of an ended run).
+    checkRunActionCanApply(req.action, run.run_id, run.state);
     binding = { booking_id: run.booking_id, run_id: run.run_id, manifest_digest: run.manifest_digest, cost_usd: 0, max_incremental_cost_usd: 0 };
   }
 

@@ -29,6 +29,8 @@ export interface DeskTelemetryQuery {
   to: number;
   groupBy: GroupKey[];
   buckets: number;
+  /** The tenant whose bookings (and their runs) are summed; null for the operator's fleet-wide figures. */
+  tenantId: string | null;
 }
 
 export interface SeriesBucket {
@@ -57,20 +59,30 @@ export async function catchUpTelemetry(res: Resources, budgetMs = CATCH_UP_BUDGE
 
 const n = (v: unknown): number => Number(v ?? 0);
 
+/**
+ * Confines a query to one tenant's bookings (a run is its booking's tenant's): `col in (…)` with the tenant as
+ * parameter `$index`, appended to the query's own parameters; nothing for the fleet.
+ */
+function ownedBy(tenantId: string | null, col: string, params: unknown[]): { sql: string; params: unknown[] } {
+  if (tenantId === null) return { sql: '', params };
+  return { sql: ` and ${col} in (select booking_id from bookings where tenant_id = $${params.length + 1})`, params: [...params, tenantId] };
+}
+
 /** The desk's figures over a window, grouped; each unit is one booking (or one run), summed by groupFigures. */
 export async function deskTelemetry(res: Resources, q: DeskTelemetryQuery) {
   const caughtUp = await catchUpTelemetry(res);
   const perRun = q.groupBy.includes('run');
-  const timeScaled = await loadTimeScaledRuns(res.pool, q.from, q.to);
+  const timeScaled = await loadTimeScaledRuns(res.pool, q.from, q.to, q.tenantId);
   const [units, series, position] = await Promise.all([
-    loadUnits(res.pool, q.from, q.to, perRun, timeScaled.bookings),
-    loadSeries(res.pool, q.from, q.to, q.buckets, timeScaled.bookings),
+    loadUnits(res.pool, q.from, q.to, perRun, q.tenantId, timeScaled.bookings),
+    loadSeries(res.pool, q.from, q.to, q.buckets, q.tenantId, timeScaled.bookings),
     res.pool.query<{ position: string }>('select position::text as position from projection_checkpoints where name = $1', [telemetryProjection.name]),
   ]);
   const [totals] = groupFigures(units, []);
   const targets = processSloTargets();
   return {
     window: { since: new Date(q.from).toISOString(), until: new Date(q.to).toISOString() },
+    scope: q.tenantId === null ? 'fleet' : 'tenant',
     group_by: q.groupBy,
     as_of_position: n(position.rows[0]?.position),
     caught_up: caughtUp,
@@ -95,33 +107,35 @@ function emptyUnitOf(row: Record<string, unknown>, runId: string | null, booked:
  * grouping by run: a run's segments are contiguous over its span, so its booked time is what they cover (0 here;
  * groupFigures takes the larger of booked and covered).
  */
-async function loadUnits(pool: pg.Pool, from: number, to: number, perRun: boolean, simulated: string[]): Promise<TelemetryUnit[]> {
+async function loadUnits(pool: pg.Pool, from: number, to: number, perRun: boolean, tenantId: string | null, simulated: string[]): Promise<TelemetryUnit[]> {
   const key = perRun ? 's.run_id' : 'null::text';
+  const mine = (col: string) => ownedBy(tenantId, col, [from, to]);
+  const [b, s, i, c] = [mine('booking_id'), mine('s.booking_id'), mine('s.booking_id'), mine('s.booking_id')];
   const [bookings, covered, interruptions, checkpoints] = await Promise.all([
     pool.query(
       `select booking_id, region, fabric, gpu, nodes, gpus_per_node, rate_usd_per_gpu_hour,
          (greatest(0, least(term_end_ms, $2::bigint) - greatest(term_start_ms, $1::bigint)) * nodes)::text as booked_node_ms
        from telemetry_bookings where (term_start_ms < $2 and term_end_ms > $1
-          or booking_id in (select booking_id from telemetry_segments where start_ms < $2 and end_ms > $1))
-         and ${NOT_SIMULATED('booking_id', 3)}`,
-      [from, to, simulated],
+          or booking_id in (select booking_id from telemetry_segments where start_ms < $2 and end_ms > $1))${b.sql}
+         and ${NOT_SIMULATED('booking_id', b.params.length + 1)}`,
+      [...b.params, simulated],
     ),
     pool.query(
       `select s.booking_id, ${key} as run_id, s.label, (sum(least(s.end_ms, $2::bigint) - greatest(s.start_ms, $1::bigint)) * b.nodes)::text as node_ms
        from telemetry_segments s join telemetry_bookings b using (booking_id)
-       where s.start_ms < $2 and s.end_ms > $1 group by 1, 2, 3, b.nodes`,
-      [from, to],
+       where s.start_ms < $2 and s.end_ms > $1${s.sql} group by 1, 2, 3, b.nodes`,
+      s.params,
     ),
     pool.query(
       `select s.booking_id, ${key} as run_id, s.cause, count(*)::int as count,
          array_remove(array_agg(s.detection_ms), null)::float8[] as detection, array_remove(array_agg(s.resume_ms), null)::float8[] as resume
-       from telemetry_interruptions s where s.at_ms >= $1 and s.at_ms < $2 group by 1, 2, 3`,
-      [from, to],
+       from telemetry_interruptions s where s.at_ms >= $1 and s.at_ms < $2${i.sql} group by 1, 2, 3`,
+      i.params,
     ),
     pool.query(
       `select s.booking_id, ${key} as run_id, s.kind, array_agg(s.bandwidth_bytes_per_s)::float8[] as bandwidths
-       from telemetry_checkpoints s where s.at_ms >= $1 and s.at_ms < $2 and s.bandwidth_bytes_per_s is not null group by 1, 2, 3`,
-      [from, to],
+       from telemetry_checkpoints s where s.at_ms >= $1 and s.at_ms < $2 and s.bandwidth_bytes_per_s is not null${c.sql} group by 1, 2, 3`,
+      c.params,
     ),
   ]);
   const facts = new Map(bookings.rows.map((b) => [String(b.booking_id), b as Record<string, unknown>]));
@@ -153,22 +167,23 @@ async function loadUnits(pool: pg.Pool, from: number, to: number, perRun: boolea
 }
 
 /** Goodput over time: the window cut into `buckets` equal parts, each with its booked time and time by label. */
-async function loadSeries(pool: pg.Pool, from: number, to: number, buckets: number, simulated: string[]): Promise<{ bucket_ms: number; buckets: SeriesBucket[] }> {
+async function loadSeries(pool: pg.Pool, from: number, to: number, buckets: number, tenantId: string | null, simulated: string[]): Promise<{ bucket_ms: number; buckets: SeriesBucket[] }> {
   const width = Math.max(1, Math.ceil((to - from) / buckets));
+  const [s, b] = [ownedBy(tenantId, 's.booking_id', [from, to, width, buckets]), ownedBy(tenantId, 'booking_id', [from, to, width, buckets])];
   const [covered, booked] = await Promise.all([
     pool.query(
       `select g as i, s.label, (sum(least(s.end_ms, $1::bigint + (g + 1) * $3::bigint, $2::bigint) - greatest(s.start_ms, $1::bigint + g * $3::bigint)) * b.nodes)::text as node_ms
        from telemetry_segments s join telemetry_bookings b using (booking_id),
          lateral generate_series(greatest(0, (s.start_ms - $1::bigint) / $3::bigint), least($4::bigint - 1, (s.end_ms - 1 - $1::bigint) / $3::bigint)) g
-       where s.start_ms < $2 and s.end_ms > $1 and ${NOT_SIMULATED('s.booking_id', 5)} group by 1, 2, b.nodes`,
-      [from, to, width, buckets, simulated],
+       where s.start_ms < $2 and s.end_ms > $1${s.sql} and ${NOT_SIMULATED('s.booking_id', s.params.length + 1)} group by 1, 2, b.nodes`,
+      [...s.params, simulated],
     ),
     pool.query(
       `select g as i, (sum(greatest(0, least(term_end_ms, $1::bigint + (g + 1) * $3::bigint, $2::bigint) - greatest(term_start_ms, $1::bigint + g * $3::bigint)) * nodes))::text as node_ms
        from telemetry_bookings,
          lateral generate_series(greatest(0, (term_start_ms - $1::bigint) / $3::bigint), least($4::bigint - 1, (term_end_ms - 1 - $1::bigint) / $3::bigint)) g
-       where term_start_ms < $2 and term_end_ms > $1 and ${NOT_SIMULATED('booking_id', 5)} group by 1`,
-      [from, to, width, buckets, simulated],
+       where term_start_ms < $2 and term_end_ms > $1${b.sql} and ${NOT_SIMULATED('booking_id', b.params.length + 1)} group by 1`,
+      [...b.params, simulated],
     ),
   ]);
   const out: SeriesBucket[] = [];
@@ -205,11 +220,19 @@ async function loadSeries(pool: pg.Pool, from: number, to: number, buckets: numb
  * whole on its own (modelled) clock with the pace it ran at: what a simulated run would have cost and yielded,
  * apart from the fleet (docs/telemetry.md). One pass over telemetry_runs per request.
  */
-async function loadTimeScaledRuns(pool: pg.Pool, from: number, to: number): Promise<{ bookings: string[]; runs: Array<GroupFigures & { time_scale: number | null; wall_ms: number }> }> {
+async function loadTimeScaledRuns(
+  pool: pg.Pool,
+  from: number,
+  to: number,
+  tenantId: string | null,
+): Promise<{ bookings: string[]; runs: Array<GroupFigures & { time_scale: number | null; wall_ms: number }> }> {
+  // A tenant sees only its own simulations; the bookings left out are then its own too (the rest are out anyway).
+  const mine = ownedBy(tenantId, 'b.booking_id', []);
   const { rows } = await pool.query<Record<string, unknown> & { state: RunTelemetry }>(
     `select r.state, b.booking_id, b.region, b.fabric, b.gpu, b.nodes, b.gpus_per_node, b.rate_usd_per_gpu_hour, b.term_start_ms::text, b.term_end_ms::text
      from telemetry_runs r join telemetry_bookings b using (booking_id)
-     where (r.state->'clock'->>'time_scaled')::boolean`,
+     where (r.state->'clock'->>'time_scaled')::boolean${mine.sql}`,
+    mine.params,
   );
   const inWindow = rows.filter(({ state: r }) => r.started_at !== null && r.started_at < to && (r.ended_at ?? r.last_at ?? r.started_at) >= from);
   const bookings: BookingFacts[] = inWindow.map((b) => ({

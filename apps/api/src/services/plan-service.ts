@@ -1,7 +1,7 @@
 import { ItoError, type Manifest } from '@ito/contracts';
-import { checkBookingUsable, type Booking } from '@ito/domain';
+import { checkBookingUsable, foreseePlanGates, type Booking } from '@ito/domain';
 import { planRun, type Plan } from '@ito/planner';
-import { getBooking } from '../db/queries.js';
+import { getBooking, getTenantPolicy } from '../db/queries.js';
 import type { Resources } from '../resources.js';
 import { checkManifestOnce } from './accepted-manifests.js';
 
@@ -39,11 +39,30 @@ export function planFor(manifest: Manifest, booking: Booking, now: Date): PlanOu
   };
 }
 
-/** `POST /v1/plans`: inspection only. It reads; it writes nothing, not even an event. */
+/**
+ * `POST /v1/plans`: inspection only. It reads; it writes nothing, not even an event. Beside the plan it reports
+ * every gate a confirmation and train would apply that it can foresee (`findings`); when one would refuse, it
+ * answers that gate's own code, with every finding (and the estimate, when there is one) in the details.
+ */
 export async function previewPlan(res: Resources, tenantId: string, input: { booking_id: string; manifest: string; manifest_digest?: string | undefined }) {
   const now = res.now();
   const booking = checkBookingUsable(await getBooking(res.pool, tenantId, input.booking_id), tenantId, input.booking_id, now);
   const { manifest, digest } = checkManifestOnce(input.manifest, input.manifest_digest);
-  const outcome = planFor(manifest, booking, now);
-  return { booking_id: booking.booking_id, manifest_digest: digest, ...outcome };
+  const policy = await getTenantPolicy(res.pool, tenantId);
+  let outcome: PlanOutcome | ItoError;
+  try {
+    outcome = planFor(manifest, booking, now);
+  } catch (err) {
+    if (!(err instanceof ItoError)) throw err;
+    outcome = err;
+  }
+  const findings = foreseePlanGates(manifest, policy, outcome instanceof ItoError ? { ok: false, code: outcome.code, reason: outcome.message } : { ok: true, ...outcome });
+  const refusals = findings.filter((f) => f.status === 'refused');
+  const first = refusals[0];
+  if (first && first.status === 'refused') {
+    const estimate = outcome instanceof ItoError ? {} : { estimated_cost_usd: outcome.estimated_cost_usd, incremental_cost_usd: outcome.incremental_cost_usd, estimated_hours: outcome.estimated_hours };
+    const more = refusals.length > 1 ? ` (and ${refusals.length - 1} more of ${findings.length} gates)` : '';
+    throw new ItoError(first.code, `this plan would be refused at the ${first.gate} gate: ${first.message}${more}`, { findings, ...estimate });
+  }
+  return { booking_id: booking.booking_id, manifest_digest: digest, ...(outcome as PlanOutcome), findings };
 }

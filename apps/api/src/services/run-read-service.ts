@@ -1,9 +1,10 @@
-import { ItoError } from '@ito/contracts';
+import { ItoError, formatBytes, formatLoss } from '@ito/contracts';
 import { incidentRecords, runStreamId, type RunEvent } from '@ito/domain';
 import type { StoredEvent } from '@ito/ledger';
 import { rolloutMetrics } from '../agent/rollout-service.js';
 import { getRun, listRuns, type RunRow } from '../db/queries.js';
 import type { Resources } from '../resources.js';
+import { runWaiting } from './run-waiting.js';
 import { stageWaits } from './stage-waits.js';
 
 export function runView(r: RunRow) {
@@ -32,14 +33,24 @@ async function requireRun(res: Resources, tenantId: string, runId: string): Prom
   return run;
 }
 
-/** One run, with what its running stage waits for (`status` shows it while it waits). */
+/**
+ * The run as stored, and what it waits for now: `waiting`, the list of every reason (nodes not live, a first step
+ * within its start-up allowance, …; empty when nothing blocks it), and `waiting_for`, the running stage's start-up
+ * wait alone in words (null when there is none), which the list also carries as its `first_step` member.
+ */
+async function liveRunView(res: Resources, tenantId: string, r: RunRow) {
+  const waitingFor = await stageWaits(res, r);
+  return { ...runView(r), waiting_for: waitingFor, waiting: await runWaiting(res, tenantId, r, waitingFor) };
+}
+
 export async function showRun(res: Resources, tenantId: string, runId: string) {
-  const run = await requireRun(res, tenantId, runId);
-  return { ...runView(run), waiting_for: await stageWaits(res, run) };
+  return liveRunView(res, tenantId, await requireRun(res, tenantId, runId));
 }
 
 export async function findRuns(res: Resources, tenantId: string, idempotencyKey: string | undefined, limit: number) {
-  return { runs: (await listRuns(res.pool, tenantId, { idempotencyKey, limit })).map(runView) };
+  const runs = await listRuns(res.pool, tenantId, { idempotencyKey, limit });
+  // Only a lookup by key (one run) asks about nodes; a listing of many runs stays one query.
+  return { runs: idempotencyKey ? await Promise.all(runs.map((r) => liveRunView(res, tenantId, r))) : runs.map(runView) };
 }
 
 async function runEvents(res: Resources, tenantId: string, runId: string): Promise<StoredEvent[]> {
@@ -61,7 +72,7 @@ function logLine(e: StoredEvent): string {
   const attempt = typeof d.attempt === 'number' && d.attempt > 1 ? ` (attempt ${d.attempt})` : '';
   switch (e.type) {
     case 'ProgressRecorded':
-      return typeof d.message === 'string' ? d.message : `${String(d.stage)} step ${String(d.step)} tokens ${String(d.tokens)}${d.loss !== undefined ? ` loss ${String(d.loss)}` : ''}`;
+      return typeof d.message === 'string' ? d.message : `${String(d.stage)} step ${String(d.step)} tokens ${String(d.tokens)}${typeof d.loss === 'number' ? ` loss ${formatLoss(d.loss)}` : ''}`;
     case 'StageStarted':
       return `stage ${String(d.stage)} started${attempt}${Array.isArray(d.tasks) ? ` on ${d.tasks.length} node(s)` : ''}`;
     case 'StageCompleted':
@@ -69,13 +80,13 @@ function logLine(e: StoredEvent): string {
     case 'StageFailed':
       return `stage ${String(d.stage)} attempt ${String(d.attempt)} failed: ${String(d.reason)}`;
     case 'CheckpointSaved':
-      return `checkpoint ${String(d.checkpoint_id)} saved at step ${String(d.step)} (${String(d.bytes)} bytes in ${String(d.save_seconds)} s)`;
+      return `checkpoint ${String(d.checkpoint_id)} saved at step ${String(d.step)} (${formatBytes(Number(d.bytes))} in ${String(d.save_seconds)} s)`;
     case 'CheckpointDeleted':
       return d.refused
         ? `checkpoint ${String(d.checkpoint_id)} not deleted (${String(d.reason)}): its path was refused (${String(d.refused)})`
         : `checkpoint ${String(d.checkpoint_id)} deleted (${String(d.reason)})`;
     case 'DataRefChecked':
-      return `data ${String(d.ref)}: ${d.verified ? `sha256 verified (${String(d.bytes)} bytes)` : String(d.note ?? 'not verified')}`;
+      return `data ${String(d.ref)}: ${d.verified ? `sha256 verified (${formatBytes(Number(d.bytes))})` : String(d.note ?? 'not verified')}`;
     case 'DataPrepared': {
       const r = d.removed as { exact: number; near: number; decontamination: number };
       const items = d.contaminated_items_total as number;
@@ -88,19 +99,29 @@ function logLine(e: StoredEvent): string {
     case 'EvalGateFailed':
       return `gate ${String(d.stage)} failed: ${(d.failed as string[]).join('; ')}`;
     case 'LossSpikeDetected':
-      return `loss spike at step ${String(d.step)}: ${String(d.loss)} against a moving average of ${String(d.moving_average)}`;
+      return `loss spike at step ${String(d.step)}: ${formatLoss(Number(d.loss))} against a moving average of ${formatLoss(Number(d.moving_average))}`;
     case 'RestartProposed':
     case 'RunFailed':
       return `${e.type === 'RunFailed' ? 'run failed' : 'restart proposed'}: ${String(d.reason)}`;
     case 'RunResumed':
       return `resumed ${String(d.stage ?? '')} from ${d.from_checkpoint_id ? `checkpoint ${String(d.from_checkpoint_id)} (step ${String(d.from_step)})` : 'the start of the stage'}`;
     case 'CheckpointRestored':
-      return `checkpoint ${String(d.checkpoint_id)} restored at step ${String(d.step)}${attempt} (${String(d.bytes)} bytes in ${String(d.restore_seconds)} s)`;
+      return `checkpoint ${String(d.checkpoint_id)} restored at step ${String(d.step)}${attempt} (${formatBytes(Number(d.bytes))} in ${String(d.restore_seconds)} s)`;
     case 'SloBreached':
       return `${String(d.slo)} SLO breached by a ${String(d.incident_kind)} incident: ${String(d.measured_s)} s against the ${d.bound === 'seed' ? "seed's bound" : 'target'} of ${String(d.target_s)} s`;
     case 'StopRequested':
     case 'BudgetExhausted':
       return `${e.type === 'StopRequested' ? 'budget reached, stopping' : 'budget exhausted'}: $${String(d.spent_usd)} of $${String(d.ceiling_usd)}`;
+    case 'NodeLost':
+      return `node ${String(d.node_id)} lost${d.stage ? ` during ${String(d.stage)}` : ''}${typeof d.silent_s === 'number' ? `: silent for ${d.silent_s} s` : ''}`;
+    case 'TaskHung':
+      return `task on node ${String(d.node_id)} hung in ${String(d.stage)}${typeof d.stuck_s === 'number' ? `: no step for ${d.stuck_s} s` : ''}`;
+    case 'NodeRecovered':
+      return `node ${String(d.node_id)} is back`;
+    case 'RunSucceeded':
+      return 'run succeeded';
+    case 'RunCancelled':
+      return `run cancelled: ${String(d.reason)}`;
     default:
       return e.type;
   }
@@ -170,6 +191,8 @@ export async function showRunCheckpoints(res: Resources, tenantId: string, runId
   const run = await requireRun(res, tenantId, runId);
   return {
     run_id: runId,
+    /** The run's state, so an empty list can say whether none was saved yet or cleanup removed them. */
+    state: run.state,
     checkpoints: run.aggregate.checkpoints.map((c) => ({
       ...c,
       bandwidth_bytes_per_s: c.save_seconds ? Math.round(c.bytes / c.save_seconds) : null,

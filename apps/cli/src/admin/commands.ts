@@ -121,6 +121,7 @@ export const ADMIN_HANDLERS: Record<string, AdminHandler> = {
     });
     return { data, human: secret };
   },
+  'operator-key create': async (cmd, admin) => ({ data: await admin.createOperatorKey({ principal: str(cmd, 'principal') }), human: secret }),
   'key revoke': async (cmd, admin) => ({ data: await admin.revokeKey({ keyId: cmd.positionals[0]! }), human: plain }),
   'booking create': async (cmd, admin) => {
     const status = cmd.flags.status;

@@ -7,12 +7,12 @@ export const ADMIN_VERBS: VerbSpec[] = [
   {
     name: 'tenant create',
     summary: 'create a tenant with a requester key and an approver key (shown once)',
-    usage: 'ito-admin tenant create --name <name> [--requester-principal <who>] [--approver-principal <who>] [--json]',
+    usage: 'ito-admin tenant create --name <name> --requester-principal <who> --approver-principal <who> [--json]',
     example: 'ito-admin tenant create --name acme --requester-principal ml-team@acme --approver-principal finance@acme --json',
     flags: [
       { name: 'name', value: 'name', required: true, help: 'tenant name' },
-      { name: 'requester-principal', value: 'who', help: 'who holds the requester key; a confirmation is never decided by its requesting principal' },
-      { name: 'approver-principal', value: 'who', help: 'who holds the approver key (must differ from the requester principal)' },
+      { name: 'requester-principal', value: 'who', required: true, help: 'who holds the requester key; a confirmation is never decided by its requesting principal' },
+      { name: 'approver-principal', value: 'who', required: true, help: 'who holds the approver key (must differ from the requester principal)' },
     ],
     side_effect: 'credential_store',
     ...admin,
@@ -43,8 +43,17 @@ export const ADMIN_VERBS: VerbSpec[] = [
     flags: [
       { name: 'tenant', value: 'id', required: true, help: 'tenant id' },
       { name: 'scopes', value: 'a,b', required: true, help: 'comma-separated scopes: runs:read, runs:write, confirmations:approve, desk:read, audit:read, admin' },
-      { name: 'principal', value: 'who', help: 'who holds the key (a person or team name); that principal can never decide its own confirmations' },
+      { name: 'principal', value: 'who', help: 'who holds the key (a person or team name); required with runs:write, confirmations:approve or admin; that principal can never decide its own confirmations' },
     ],
+    side_effect: 'credential_store',
+    ...admin,
+  },
+  {
+    name: 'operator-key create',
+    summary: "create an operator credential: the pricing desk's fleet-wide figures (shown once); no tenant can make one",
+    usage: 'ito-admin operator-key create --principal <who> [--json]',
+    example: 'ito-admin operator-key create --principal pricing-desk@ito --json',
+    flags: [{ name: 'principal', value: 'who', required: true, help: 'who holds the credential (a person or team name)' }],
     side_effect: 'credential_store',
     ...admin,
   },
@@ -75,4 +84,4 @@ export const ADMIN_VERBS: VerbSpec[] = [
   { name: 'node register', summary: 'register a GPU node of a booking; prints its agent credential once', usage: 'ito-admin node register --booking <id> --name <name> [--json]', example: `ito-admin node register --booking ${ids.booking} --name gpu-01 --json`, flags: [{ name: 'booking', value: 'id', required: true, help: 'booking id' }, { name: 'name', value: 'name', required: true, help: 'node name' }], side_effect: 'credential_store', ...admin },
 ];
 
-export const ADMIN_GROUPS: Record<string, string | null> = { tenant: null, key: null, booking: null, node: null };
+export const ADMIN_GROUPS: Record<string, string | null> = { tenant: null, key: null, 'operator-key': null, booking: null, node: null };

@@ -1,3 +1,4 @@
+import { nearestName } from '@ito/contracts/near-name';
 import type { FlagSpec, VerbSpec } from './verbs.js';
 
 export interface ParsedCommand {
@@ -19,6 +20,8 @@ export interface UsageProblem {
   message: string;
   json: boolean;
   topic: string | null;
+  /** What to do instead, when it is more than "read the help". */
+  hint?: string;
 }
 
 export type ParseResult = ParsedCommand | HelpRequest | UsageProblem;
@@ -74,18 +77,32 @@ export function parseArgs(argv: string[], table: CommandTable): ParseResult {
     consumed--;
     name = words.slice(0, consumed).join(' ');
   }
-  if (consumed === 0) return { kind: 'usage', json, topic: null, message: `unknown verb "${words[0]}"` };
+  if (consumed === 0) return { kind: 'usage', json, topic: null, message: unknownVerb(words[0]!, firstWords(table)) };
   if (name in table.groups && !table.verbs.some((v) => v.name === name)) {
     const dflt = table.groups[name];
     const next = argv[consumed];
     const wantsHelp = argv.includes('--help') || argv.includes('-h');
-    if (next !== undefined && !next.startsWith('-')) return { kind: 'usage', json, topic: name, message: `unknown verb "${name} ${next}"` };
+    if (next !== undefined && !next.startsWith('-')) {
+      const subcommands = table.verbs.filter((v) => v.name.startsWith(`${name} `)).map((v) => v.name.slice(name.length + 1));
+      return { kind: 'usage', json, topic: name, message: unknownVerb(next, subcommands, `${name} `) };
+    }
     if (wantsHelp) return { kind: 'help', topic: name };
     if (!dflt) return { kind: 'usage', json, topic: name, message: `"${name}" needs a subcommand` };
     name = `${name} ${dflt}`;
   }
   const verb = table.verbs.find((v) => v.name === name)!;
   return parseVerbArgs(verb, argv.slice(consumed), table, json);
+}
+
+/** The words a command line can start with: every verb's first word (groups included). */
+function firstWords(table: CommandTable): string[] {
+  return [...new Set([...table.verbs.map((v) => v.name.split(' ')[0]!), ...Object.keys(table.groups)])];
+}
+
+/** The word typed, and the known one it is a typo of, if any. */
+function unknownVerb(word: string, known: string[], prefix = ''): string {
+  const near = /^[a-z][a-z-]{0,30}$/.test(word) ? nearestName(word, known) : null;
+  return near ? `unknown verb "${prefix}${word}": did you mean "${prefix}${near}"?` : `unknown verb "${prefix}${word}"`;
 }
 
 function stripGlobals(flags: string[], globals: FlagSpec[]): { flags: Record<string, string | true>; error?: string } {
@@ -140,6 +157,12 @@ function parseVerbArgs(verb: VerbSpec, rest: string[], table: CommandTable, json
   const missingArg = allowed.find((p, idx) => p.required && positionals[idx] === undefined);
   if (missingArg) return usage(`missing <${missingArg.name}>`);
   const missingFlag = (verb.flags ?? []).find((f) => f.required && flags[f.name] === undefined);
+  if (missingFlag?.name === 'confirmation-ref' && verb.confirmationAction) {
+    // The reference comes from an approver: say how to ask for one, for this run.
+    const run = positionals[0] && /^[\w-]{1,80}$/.test(positionals[0]) ? positionals[0] : '<run-id>';
+    const ask = `ito confirm request --action ${verb.confirmationAction} --run ${run}`;
+    return { ...usage(`missing --confirmation-ref <ref>: ${verb.name} needs an approved ${verb.confirmationAction} confirmation`), hint: `ask for one with \`${ask}\`, have an approver run \`ito confirm approve <ref>\`, then pass --confirmation-ref <ref>` };
+  }
   if (missingFlag) return usage(`missing --${missingFlag.name} <${missingFlag.value}>`);
   return { kind: 'command', verb, positionals, flags, json };
 }

@@ -1,4 +1,4 @@
-import { open, rm } from 'node:fs/promises';
+import { open, rm, type FileHandle } from 'node:fs/promises';
 import type { KeyObject } from 'node:crypto';
 import { isAbsolute } from 'node:path';
 import type { ItoApi } from '@ito/client';
@@ -17,6 +17,7 @@ import {
   type ProofStep,
   type SignedDigest,
 } from '@ito/ledger/audit';
+import { renderAuditVerdict } from '../human/audit-views.js';
 import { columnsOf, keyValue, table } from '../human/format.js';
 import { usageOutcome, type Outcome } from '../output.js';
 import { readPublicKey, verifyExportFile } from './audit-files.js';
@@ -87,7 +88,7 @@ export const auditVerifyCommand: Handler = async (cmd, ctx) => {
   if (typeof anchor !== 'string') return verificationFailed(anchor.reason, { checked: chain.checked }, true);
   return {
     envelope: ok({ tenant_id: digest.tenant_id, verified: true, checked: chain.checked, head: chain.head, anchor, anchored_digest: digest.published?.digest ?? null }),
-    human: (d) => keyValue(d),
+    human: renderAuditVerdict,
   };
 };
 
@@ -115,22 +116,45 @@ async function verifyExport(file: string, key: KeyObject | null): Promise<Outcom
     return usageOutcome('the export file cannot be read');
   }
   if (!verdict.ok) return verificationFailed(verdict.reason, { first_bad_position: verdict.first_bad_position, line: verdict.line, checked: verdict.checked }, false);
-  return { envelope: ok({ ...verdict, verified: true, file }, { liveApiContacted: false }), human: (d) => keyValue(d) };
+  return { envelope: ok({ ...verdict, verified: true, file }, { liveApiContacted: false }), human: renderAuditVerdict };
+}
+
+/** What to do about an --out path the export cannot create, by the reason the filesystem gave. */
+const OUT_PROBLEMS: Record<string, string> = {
+  EEXIST: '--out names a file that already exists; an export never overwrites one: choose a new path',
+  ENOENT: "--out's directory does not exist; create it first or choose another path",
+  ENOTDIR: "--out's parent is not a directory; choose a path inside a directory",
+  EISDIR: '--out names a directory; give the path of a new file inside it',
+  EACCES: "--out's directory is not writable by this user; choose a directory you can write",
+  EPERM: "--out's directory is not writable by this user; choose a directory you can write",
+  EROFS: "--out's file system is read-only; choose another path",
+};
+
+async function createExportFile(out: string): Promise<{ handle: FileHandle } | Outcome> {
+  try {
+    return { handle: await open(out, 'wx', 0o600) };
+  } catch (err) {
+    const problem = OUT_PROBLEMS[(err as NodeJS.ErrnoException).code ?? ''];
+    if (problem) return usageOutcome(problem);
+    throw err;
+  }
 }
 
 export const auditExportCommand: Handler = async (cmd, ctx) => {
   const out = flag(cmd, 'out')!;
   if (!isAbsolute(out)) return usageOutcome('--out needs an absolute path');
-  const api = await ctx.api();
-  const digestAnswer = await api.auditDigest();
-  if (!digestAnswer.ok) return { envelope: digestAnswer };
-  const digest = digestAnswer.data as unknown as DigestAnswer;
-  const anchor: ExportAnchor | null = digest.published && digest.anchor ? { signed: digest.published, ...digest.anchor } : null;
-
-  // Created new, private to the auditor; a failure part way removes it, so no cut-short export is left behind.
-  const handle = await open(out, 'wx', 0o600);
+  // Created new, private to the auditor, before the server is asked anything: a path that cannot take a new file
+  // is the caller's to fix, and no retry would. A failure part way removes it, so no cut-short export is left.
+  const opened = await createExportFile(out);
+  if ('envelope' in opened) return opened;
+  const { handle } = opened;
   let complete = false;
   try {
+    const api = await ctx.api();
+    const digestAnswer = await api.auditDigest();
+    if (!digestAnswer.ok) return { envelope: digestAnswer };
+    const digest = digestAnswer.data as unknown as DigestAnswer;
+    const anchor: ExportAnchor | null = digest.published && digest.anchor ? { signed: digest.published, ...digest.anchor } : null;
     await handle.write(`${exportHeaderLine({ format: EXPORT_FORMAT, tenant_id: digest.tenant_id, exported_at: new Date().toISOString(), anchor })}\n`);
     let count = 0;
     let head: { tenant_seq: number; hash: string } | null = null;

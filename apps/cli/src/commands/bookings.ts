@@ -1,5 +1,5 @@
 import { columnsOf, keyValue, table } from '../human/format.js';
-import { renderPlanAnswer } from '../human/plan.js';
+import { renderFindings, renderPlanAnswer } from '../human/plan.js';
 import { readManifestSafely } from '../manifest/read-manifest.js';
 import { flag, type Handler } from './handler.js';
 
@@ -27,6 +27,11 @@ export const eligibilityCommand: Handler = async (cmd, ctx) => {
 export const planCommand: Handler = async (cmd, ctx) => {
   const manifest = await readManifestSafely(flag(cmd, 'manifest')!);
   const answer = await (await ctx.api()).plan({ booking_id: flag(cmd, 'booking')!, manifest: manifest.text });
+  if (!answer.ok && !ctx.json && answer.error.details?.findings) {
+    // A plan that would be refused lists every gate under its error, so all that needs fixing is seen at once.
+    const hint = renderFindings(answer.error.details.findings).trimEnd();
+    return { envelope: { ...answer, error: { ...answer.error, details: { ...answer.error.details, hint } } } };
+  }
   return {
     envelope: answer,
     human: renderPlanAnswer,

@@ -65,8 +65,11 @@ export function progressLine(run: Record<string, unknown>): string {
   if (p.loss !== undefined) parts.push(`loss ${typeof p.loss === 'number' ? p.loss.toFixed(4) : String(p.loss)}`);
   const eta = p.eta_seconds ?? p.eta_s;
   if (typeof eta === 'number') parts.push(`ETA ${formatDuration(eta)}`);
-  // What the stage waits for (a first step within its start-up allowance), while it waits.
-  if (typeof run.waiting_for === 'string') parts.push(`waiting for ${run.waiting_for}`);
+  // What blocks the run, in the server's words ("waiting for nodes: 0 of 2 live", "waiting for first step on …").
+  const waiting = Array.isArray(run.waiting) ? (run.waiting as Array<{ reason?: unknown; message?: unknown }>) : [];
+  for (const w of waiting) if (typeof w?.message === 'string') parts.push(w.message);
+  // A server that names the start-up wait only as `waiting_for` (no `first_step` member in the list) is still heard.
+  if (typeof run.waiting_for === 'string' && !waiting.some((w) => w?.reason === 'first_step')) parts.push(`waiting for ${run.waiting_for}`);
   return parts.join(' · ');
 }
 

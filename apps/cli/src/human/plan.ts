@@ -88,9 +88,26 @@ export function renderPlan(plan: Data | null, costs: PlanCosts): string {
   return parts.join('\n');
 }
 
-/** `ito plan`: the planner's answer. */
+/**
+ * The gates a plan foresees, one line each: passed (✓), would refuse (✗, with the code the refusal would
+ * carry) or not checked (-, with why).
+ */
+export function renderFindings(findings: unknown): string {
+  const rows = asRows(findings);
+  if (rows.length === 0) return '';
+  const width = Math.max(...rows.map((f) => String(f.gate).length));
+  const mark = (status: unknown) => (status === 'passed' ? '✓' : status === 'refused' ? '✗' : '-');
+  const lines = rows.map((f) => {
+    const why = f.status === 'refused' ? ` (${String(f.code)})` : f.status === 'not_checked' ? ' (not checked)' : '';
+    return `  ${mark(f.status)} ${String(f.gate).padEnd(width)}  ${String(f.message)}${why}`;
+  });
+  return `gates:\n${lines.join('\n')}\n`;
+}
+
+/** `ito plan`: the gates it foresees, then the planner's answer. */
 export function renderPlanAnswer(d: Data): string {
-  const text = renderPlan(asRecord(d.plan), d);
+  const gates = renderFindings(d.findings);
+  const text = `${gates ? `${gates}\n` : ''}${renderPlan(asRecord(d.plan), d)}`;
   const breakdown = asRecord(d.cost_breakdown);
   if (!breakdown) return text;
   const flat = Object.fromEntries(Object.entries(breakdown).filter(([, v]) => typeof v !== 'object' || v === null));

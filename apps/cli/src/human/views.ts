@@ -1,4 +1,5 @@
 /** People's views of confirmations, runs and run telemetry, built from the API's response fields. Pure. */
+import { formatBytes, formatLoss } from '@ito/contracts';
 import { indent, keyValue, table } from './format.js';
 import { asRecord, renderPlan, usd } from './plan.js';
 
@@ -22,7 +23,20 @@ export function renderConfirmation(d: Data): string {
     // Run actions bind no cost: show the binding as it stands.
     return `${keyValue({ ...head, ...(d.manifest_digest ? { manifest_digest: d.manifest_digest } : {}), cost_usd: usd(d.cost_usd) ?? d.cost_usd })}${tail}`;
   }
-  return `${keyValue(head)}\nplan:\n${indent(renderPlan(plan, { estimated_cost_usd: d.cost_usd, max_incremental_cost_usd: d.max_incremental_cost_usd, manifest_digest: d.manifest_digest }))}${tail}`;
+  return `${keyValue(head)}${approvingLine(d)}\nplan:\n${indent(renderPlan(plan, { estimated_cost_usd: d.cost_usd, max_incremental_cost_usd: d.max_incremental_cost_usd, manifest_digest: d.manifest_digest }))}${tail}`;
+}
+
+/**
+ * Which figure an approver allows: the incremental cost is new money beyond the booking (checkpoint storage,
+ * egress), capped by the manifest; the estimate is the booking's own GPU time, already paid for. Said in words,
+ * so "$10.93" beside "$3,206.80" is not left to guess.
+ */
+export function approvingLine(d: Data): string {
+  const incremental = usd(d.incremental_cost_usd);
+  const estimate = usd(d.cost_usd);
+  if (!incremental || !estimate) return '';
+  const cap = usd(d.max_incremental_cost_usd);
+  return `approving: ${incremental} of new spend beyond the booking (checkpoint storage and egress${cap ? `; the manifest caps it at ${cap}` : ''}), and the use of ${estimate} of the booking's GPU time (already booked, bound to this plan)\n`;
 }
 
 /** The manifest summary of `confirm show`: one line per concern, every data source in full. */
@@ -61,7 +75,19 @@ export function renderRun(d: Data): string {
   if (typeof d.waiting_for === 'string') view.waiting_for = d.waiting_for;
   else delete view.waiting_for;
   if (plan) view.plan = `tp ${String(plan.tp)} · pp ${String(plan.pp)} · dp ${String(plan.dp)} · cp ${String(plan.cp)} · ${String(plan.precision)}`;
-  return keyValue(view);
+  // The start-up wait is already the waiting_for line: the list's first_step member does not say it twice.
+  const said = typeof d.waiting_for === 'string' ? ['first_step'] : [];
+  return `${keyValue(view)}${waitingLines(d, said).map((line) => `${line}\n`).join('')}`;
+}
+
+/** The server's words for what the run waits for, one line each ("waiting for nodes: 0 of 2 live"), less `skip`. */
+export function waitingLines(d: Data, skip: readonly string[] = []): string[] {
+  const waiting = Array.isArray(d.waiting) ? (d.waiting as unknown[]) : [];
+  return waiting
+    .map((w) => asRecord(w))
+    .filter((w) => !skip.includes(String(w?.reason)))
+    .map((w) => w?.message)
+    .filter((m): m is string => typeof m === 'string');
 }
 
 /** `cancel`, `cleanup`, `restart`: the new state, the events written, and for cleanup what is left to remove. */
@@ -80,7 +106,7 @@ export function renderMetrics(d: Data): string {
   const stages = Array.isArray(d.stages) ? (d.stages as Data[]) : [];
   const evals = Array.isArray(d.evaluations) ? (d.evaluations as Data[]) : [];
   const spend = asRecord(d.spend);
-  const parts = [latest ? `latest:\n${indent(keyValue(latest))}` : 'latest: no progress recorded yet\n'];
+  const parts = [latest ? `latest:\n${indent(keyValue(withLoss(latest)))}` : 'latest: no progress recorded yet\n'];
   if (stages.length > 0) parts.push(`stages:\n${indent(table(stages, ['stage', 'status', 'attempts', 'started_at', 'completed_at']))}`);
   if (evals.length > 0) {
     const rows = evals.map((e) => ({ stage: e.stage, gate: e.passed ? 'passed' : 'FAILED', failed: Array.isArray(e.failed) && e.failed.length > 0 ? e.failed.join('; ') : '-' }));
@@ -118,18 +144,26 @@ export function renderMetrics(d: Data): string {
     parts.push(`incidents:\n${indent(table(rows, ['kind', 'node_id', 'detected_at', 'detection', 'resume', 'breaches']))}`);
   }
   if (spend) parts.push(`spend: ${usd(spend.spent_usd) ?? String(spend.spent_usd)} of ${usd(spend.ceiling_usd) ?? String(spend.ceiling_usd)}\n`);
-  if (series.length > 0) parts.push(`series (last ${Math.min(20, series.length)} of ${series.length}):\n${indent(table(series.slice(-20), ['stage', 'step', 'tokens', 'loss']))}`);
+  if (series.length > 0) parts.push(`series (last ${Math.min(20, series.length)} of ${series.length}):\n${indent(table(series.slice(-20).map(withLoss), ['stage', 'step', 'tokens', 'loss']))}`);
   parts.push(`checkpoints: ${String(d.checkpoints ?? 0)}\n`);
   return parts.join('');
+}
+
+/** A loss to four decimals for people; the exact value stays in --json. */
+function withLoss(row: Data): Data {
+  return typeof row.loss === 'number' ? { ...row, loss: formatLoss(row.loss) } : row;
 }
 
 export function renderCheckpoints(d: Data): string {
   const rows = Array.isArray(d.checkpoints) ? (d.checkpoints as Data[]) : [];
   const view = rows.map((c) => ({
     ...c,
-    bandwidth: typeof c.bandwidth_bytes_per_s === 'number' ? `${(c.bandwidth_bytes_per_s / 1e9).toFixed(2)} GB/s` : '-',
+    size: typeof c.bytes === 'number' ? formatBytes(c.bytes) : '-',
+    bandwidth: typeof c.bandwidth_bytes_per_s === 'number' ? `${formatBytes(c.bandwidth_bytes_per_s)}/s` : '-',
   }));
-  return view.length === 0 ? '(no checkpoints yet)\n' : table(view, ['checkpoint_id', 'stage', 'step', 'bytes', 'save_seconds', 'bandwidth', 'uri']);
+  if (view.length > 0) return table(view, ['checkpoint_id', 'stage', 'step', 'size', 'save_seconds', 'bandwidth', 'uri']);
+  // Empty for one of two reasons, and a person should not have to guess which.
+  return d.state === 'cleaned' || d.state === 'cleaning_up' ? '(no checkpoints left: cleanup deleted them)\n' : '(no checkpoints yet)\n';
 }
 
 export function renderEvents(d: Data): string {

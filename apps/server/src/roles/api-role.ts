@@ -8,8 +8,13 @@ import { WORKER_REGISTRATIONS } from '../workers/registry.js';
 
 export type ApiServer = Awaited<ReturnType<typeof buildApp>>;
 
+/** The URL a person types to reach the API: the host as configured (IPv6 in brackets) and the port bound. */
+export function apiUrlOf(host: string, port: number): string {
+  return `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+}
+
 /** Serves the HTTP API; /readyz is green only when the database and the queue backend both answer. */
-export async function startApiRole(args: { cfg: ItoConfig; logger: Logger; pool: pg.Pool; kit: QueueKit; storage: StorageRegistry }): Promise<ApiServer> {
+export async function startApiRole(args: { cfg: ItoConfig; logger: Logger; pool: pg.Pool; kit: QueueKit; storage: StorageRegistry }): Promise<{ app: ApiServer; url: string }> {
   const { cfg, logger, pool, kit, storage } = args;
   // The pool lets the API serve its ledger routes; without it only the health routes are served.
   const deps: Parameters<typeof buildApp>[0] & { pool: pg.Pool } = {
@@ -40,5 +45,5 @@ export async function startApiRole(args: { cfg: ItoConfig; logger: Logger; pool:
   const address = app.server.address();
   const port = typeof address === 'object' && address ? address.port : cfg.ITO_PORT;
   logger.info({ host: cfg.ITO_HOST, port }, 'API listening');
-  return app;
+  return { app, url: apiUrlOf(cfg.ITO_HOST, port) };
 }

@@ -89,7 +89,7 @@ export async function startStage(res: PipelineResources, job: StartStageJob, sig
     const spec = { ...buildStageSpec(planned, job.stage, job.attempt, cmd.resume, nodeIds.length), rendezvous: rendezvousOf(chosen) };
     const rollout = rolloutNodesFor(planned, job.stage, nodeIds.length);
     const facts = cmd.resume ? resumeFacts(state, nodeIds, res.now(), wanted) : undefined;
-    const events = startStageEvents(state, cmd, { tasks: assignTasks(locked.run_id, job.stage, job.attempt, nodeIds, rollout), spec }, { ...(facts ? { facts } : {}), ...(plan ? { plan } : {}) });
+    const events = startStageEvents(state, cmd, { tasks: assignTasks(locked.run_id, job.stage, job.attempt, nodeIds, rollout), spec }, { ...(facts ? { facts } : {}), ...(plan ? { plan } : {}), startedAt: res.now() });
     await appendRunEvents(tx, locked, events, { actor: ACTOR });
     return `assigned to ${nodeIds.length} node(s)`;
   });

@@ -42,7 +42,8 @@ export function eligibilityBinding(b: Booking): EligibilityBinding {
 
 /**
  * The booking gate: the booking exists for this tenant, is completed, its term has begun and not ended.
- * Fails closed with the booking's own code.
+ * Fails closed with the booking's own code. The entitlement is bound to the term on both sides: a booking not
+ * yet begun is refused like an ended one, by plan, eligibility, confirmation and train alike.
  */
 export function checkBookingUsable(booking: Booking | null, tenantId: string, bookingId: string, now: Date): Booking {
   if (!booking || booking.tenant_id !== tenantId) throw new ItoError('booking_not_found', 'no such booking'); // never the id asked for: it came from outside
@@ -64,6 +65,9 @@ export function checkBookingUsable(booking: Booking | null, tenantId: string, bo
   }
   if (booking.term_end.getTime() <= now.getTime()) {
     throw new ItoError('booking_expired', `booking ${bookingId} ended at ${booking.term_end.toISOString()}`);
+  }
+  if (booking.term_start.getTime() > now.getTime()) {
+    throw new ItoError('booking_not_started', `booking ${bookingId} starts at ${booking.term_start.toISOString()}; it entitles nothing before then`);
   }
   return booking;
 }

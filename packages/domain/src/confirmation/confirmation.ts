@@ -82,16 +82,33 @@ export interface Decider {
   principal: string | null;
 }
 
+/** Why a key that names no principal may neither request nor decide: the separation rule needs two names. */
+export const UNNAMED_KEY_REFUSAL =
+  'this key names no principal, and a key that requests or decides confirmations must: ask the operator for a key made with --principal <who>';
+
 /**
- * Out-of-band separation: the credential that requested a confirmation may not approve or deny it, and where
- * keys name a principal, no key of the requesting principal may either. Otherwise one holder of both scopes
- * could authorise their own spending.
+ * A key that may request or decide a confirmation must name the principal holding it: with no name, one person
+ * holding a requester key and an approver key would be two strangers to the separation rule.
+ */
+export function checkNamedKey(key: Decider): asserts key is Decider & { principal: string } {
+  if (key.principal === null) throw new ItoError('forbidden', UNNAMED_KEY_REFUSAL);
+}
+
+/**
+ * Out-of-band separation: the credential that requested a confirmation may not approve or deny it, and no key of
+ * the requesting principal may either. Otherwise one holder of both scopes could authorise their own spending.
+ * Both keys must name their principals, so the rule always has two names to compare (a confirmation requested
+ * by an unnamed key, before keys had to be named, can be decided by no one: it is requested again).
  */
 export function checkSeparateDecider(requester: Decider, decider: Decider): void {
   if (requester.keyId === decider.keyId) {
     throw new ItoError('forbidden', 'the credential that requested this confirmation cannot decide it; another approver must');
   }
-  if (requester.principal !== null && requester.principal === decider.principal) {
+  checkNamedKey(decider);
+  if (requester.principal === null) {
+    throw new ItoError('forbidden', 'this confirmation was requested by a key that names no principal, so no one can be shown to be another person: request it again with a named key');
+  }
+  if (requester.principal === decider.principal) {
     throw new ItoError('forbidden', 'the principal that requested this confirmation cannot decide it, with any of its keys; another approver must');
   }
 }

@@ -20,7 +20,7 @@ export function startStageEvents(
   state: RunAggregate,
   cmd: Extract<PipelineCommand, { type: 'StartStage' }>,
   assignment: { tasks: TaskRef[]; spec: SharedSpec } | null,
-  recovery: { facts?: ResumeFacts; plan?: LivePlan } = {},
+  recovery: { facts?: ResumeFacts; plan?: LivePlan; startedAt?: Date } = {},
 ): RunEvent[] {
   const runId = requireRunId(state);
   const events: RunEvent[] = [];
@@ -42,7 +42,14 @@ export function startStageEvents(
   }
   events.push({
     type: 'StageStarted',
-    data: { run_id: runId, stage: cmd.stage, attempt: cmd.attempt, ...(assignment ? { tasks: assignment.tasks, spec: assignment.spec } : {}) },
+    data: {
+      run_id: runId,
+      stage: cmd.stage,
+      attempt: cmd.attempt,
+      ...(assignment ? { tasks: assignment.tasks, spec: assignment.spec } : {}),
+      // Node time is charged from here, on the control plane's clock.
+      ...(assignment && recovery.startedAt ? { started_at: recovery.startedAt.toISOString() } : {}),
+    },
   });
   return events;
 }

@@ -75,12 +75,22 @@ export function checkCheckpointStorage(manifest: Manifest, policy: TenantPolicy)
 
 /** Budget: the estimate within the ceiling and the incremental cost within its own cap. */
 export function checkBudget(manifest: Manifest, estimatedCostUsd: number, incrementalCostUsd: number): void {
+  checkCeiling(manifest, estimatedCostUsd);
+  checkIncrementalCost(manifest, incrementalCostUsd);
+}
+
+/** The estimate within `budget.ceiling_usd`. */
+export function checkCeiling(manifest: Manifest, estimatedCostUsd: number): void {
   if (estimatedCostUsd > manifest.budget.ceiling_usd) {
     throw new ItoError('budget_exceeded', `estimated cost $${estimatedCostUsd.toFixed(2)} exceeds the ceiling $${manifest.budget.ceiling_usd.toFixed(2)}`, {
       estimated_cost_usd: estimatedCostUsd,
       ceiling_usd: manifest.budget.ceiling_usd,
     });
   }
+}
+
+/** The cost beyond the booking within `budget.max_incremental_cost_usd`. */
+export function checkIncrementalCost(manifest: Manifest, incrementalCostUsd: number): void {
   if (incrementalCostUsd > manifest.budget.max_incremental_cost_usd) {
     throw new ItoError(
       'incremental_cost_exceeded',

@@ -78,6 +78,8 @@ export interface RunEventMap {
     /** Node stages: one task per node, and the spec every task shares (rank and role come from its TaskRef). */
     tasks?: TaskRef[];
     spec?: Omit<TaskSpec, 'rank' | 'role'>;
+    /** When the attempt's tasks were assigned, on the control plane's clock: where its charged node time starts. */
+    started_at?: string;
   };
   /** Data prep: one per data ref, what was checked and how. */
   DataRefChecked: { run_id: string; index: number; ref: string; verified: boolean; method: string; sha256?: string; bytes?: number; note?: string };
@@ -101,7 +103,10 @@ export interface RunEventMap {
     task_id?: string;
     seq?: number;
     throughput_tokens_per_s?: number;
+    /** The trainer's own clock: a claim, compared with the control plane's (`received_at`). */
     elapsed_s?: number;
+    /** When the API received the report, on its own clock. */
+    received_at?: string;
   };
   CheckpointSaved: {
     run_id: string;
@@ -124,7 +129,7 @@ export interface RunEventMap {
    * (its path passes through a symlink or is not an object): the file driver never deletes outside the prefix.
    */
   CheckpointDeleted: { run_id: string; checkpoint_id: string; uri: string; reason: 'keep_last' | 'cleanup'; existed: boolean; refused?: string };
-  TaskCompleted: { run_id: string; task_id: string; stage: string; attempt: number; node_id: string; seq: number; step?: number; elapsed_s: number; metrics?: Record<string, number> };
+  TaskCompleted: { run_id: string; task_id: string; stage: string; attempt: number; node_id: string; seq: number; step?: number; elapsed_s: number; metrics?: Record<string, number>; received_at?: string };
   /** The agent's own report of a crash, a GPU fault or an error; `detected_at` is when the API received it. */
   TaskFailed: {
     run_id: string;
@@ -140,7 +145,7 @@ export interface RunEventMap {
     detected_at?: string;
   };
   /** The agent confirms it stopped a task the control plane withdrew or asked to stop. */
-  TaskStopped: { run_id: string; task_id: string; stage: string; attempt: number; node_id: string; seq?: number; reason: string; step?: number; elapsed_s?: number };
+  TaskStopped: { run_id: string; task_id: string; stage: string; attempt: number; node_id: string; seq?: number; reason: string; step?: number; elapsed_s?: number; received_at?: string };
   /** Tasks taken back from their nodes: their later reports are refused (fenced by attempt). */
   TasksWithdrawn: { run_id: string; stage: string; attempt: number; task_ids: string[]; reason: string };
   EvalGatePassed: { run_id: string; stage: GatedStage; metrics: Record<string, number>; failed?: string[] };

@@ -20,6 +20,13 @@ export interface StageAttempt {
   resume_from: CheckpointRef | null;
   /** Why a failed attempt failed (its StageFailed's reason): the run's reason when no attempt is left. */
   failure_reason?: string;
+  /** The steps the stage's plan gives it (the task spec's `total_steps`); null when the attempt has no spec. */
+  total_steps?: number | null;
+  /** The step of the leader's last recorded progress in this attempt; null before the first. */
+  last_step?: number | null;
+  /** When the attempt's tasks were assigned and when its last report arrived, on the control plane's clock (ms). */
+  started_at_ms?: number | null;
+  last_report_ms?: number | null;
 }
 
 export interface RunCheckpoint {
@@ -129,11 +136,30 @@ export function stateForStage(stage: string): RunState {
   return 'training';
 }
 
-/** Node-seconds of an attempt: its leader's elapsed time on every node it holds. */
+/**
+ * Seconds an attempt is charged for: the control plane's own clock, from the assignment of its tasks to its last
+ * report, is the floor. The trainer's `elapsed_s` is a claim compared with it: a trainer that under-reports cannot
+ * spend past the ceiling, and a claim above the wall clock (a time-scaled simulation's) is charged as claimed.
+ */
+export function chargedSeconds(attempt: StageAttempt): number {
+  const start = attempt.started_at_ms ?? null;
+  const last = attempt.last_report_ms ?? null;
+  const measured = start !== null && last !== null ? Math.max(0, (last - start) / 1000) : 0;
+  return Math.max(measured, attempt.leader_elapsed_s);
+}
+
+/** Node-seconds of an attempt: its charged seconds on every node it holds. */
 function attemptCost(state: RunAggregate, attempt: StageAttempt | null | undefined): number {
   if (!attempt || !state.pipeline) return 0;
   const { rate_usd_per_gpu_hour, gpus_per_node } = state.pipeline.cost;
-  return (attempt.leader_elapsed_s * attempt.tasks.length * gpus_per_node * rate_usd_per_gpu_hour) / 3600;
+  return (chargedSeconds(attempt) * attempt.tasks.length * gpus_per_node * rate_usd_per_gpu_hour) / 3600;
+}
+
+/** The attempt with a report received at `at` (ISO, the API's clock) counted as its latest. */
+function reportedAt(attempt: StageAttempt, at: string | undefined): StageAttempt {
+  const ms = at === undefined ? NaN : Date.parse(at);
+  if (!Number.isFinite(ms)) return attempt;
+  return { ...attempt, last_report_ms: Math.max(attempt.last_report_ms ?? ms, ms) };
 }
 
 function withCurrent(state: RunAggregate, current: StageAttempt): RunAggregate {
@@ -151,10 +177,10 @@ function attemptOf(state: RunAggregate, taskId: string | undefined): StageAttemp
   return current;
 }
 
-function bumpSeq(state: RunAggregate, taskId: string | undefined, seq: number | undefined, patch: Partial<TaskState> = {}): RunAggregate {
+function bumpSeq(state: RunAggregate, taskId: string | undefined, seq: number | undefined, patch: Partial<TaskState> = {}, receivedAt?: string): RunAggregate {
   const current = attemptOf(state, taskId);
   if (!current || !taskId) return state;
-  return withCurrent(state, updateTask(current, taskId, { ...(seq !== undefined ? { last_seq: seq } : {}), ...patch }));
+  return withCurrent(state, reportedAt(updateTask(current, taskId, { ...(seq !== undefined ? { last_seq: seq } : {}), ...patch }), receivedAt));
 }
 
 /** Ends the current attempt: its cost moves into the accrued total. */
@@ -205,6 +231,10 @@ export function evolveRun(state: RunAggregate, event: RunEvent): RunAggregate {
         tasks: (event.data.tasks ?? []).map((t) => ({ ...t, status: 'assigned' as const, last_seq: 0 })),
         leader_elapsed_s: 0,
         resume_from: event.data.spec?.resume_from ?? null,
+        total_steps: event.data.spec?.total_steps ?? null,
+        last_step: null,
+        started_at_ms: event.data.started_at !== undefined && Number.isFinite(Date.parse(event.data.started_at)) ? Date.parse(event.data.started_at) : null,
+        last_report_ms: null,
       };
       const started: RunAggregate = {
         ...next,
@@ -245,7 +275,7 @@ export function evolveRun(state: RunAggregate, event: RunEvent): RunAggregate {
           ? observeLoss(state.pipeline.rules.loss_spike, state.loss ?? EMPTY_LOSS_TRACKER, event.data.step, event.data.loss).tracker
           : state.loss;
       const updated = updateTask(current, event.data.task_id, { last_seq: event.data.seq ?? 0, status: 'running' });
-      return withCurrent({ ...progressed, loss }, { ...updated, leader_elapsed_s: Math.max(current.leader_elapsed_s, event.data.elapsed_s ?? 0) });
+      return withCurrent({ ...progressed, loss }, reportedAt({ ...updated, leader_elapsed_s: Math.max(current.leader_elapsed_s, event.data.elapsed_s ?? 0), last_step: event.data.step }, event.data.received_at));
     }
     case 'CheckpointSaved': {
       const d = event.data;
@@ -274,11 +304,11 @@ export function evolveRun(state: RunAggregate, event: RunEvent): RunAggregate {
       const current = attemptOf(state, event.data.task_id);
       if (!current) return next;
       const updated = updateTask(current, event.data.task_id, { last_seq: event.data.seq, status: 'completed' });
-      return withCurrent(next, { ...updated, leader_elapsed_s: Math.max(current.leader_elapsed_s, event.data.elapsed_s) });
+      return withCurrent(next, reportedAt({ ...updated, leader_elapsed_s: Math.max(current.leader_elapsed_s, event.data.elapsed_s) }, event.data.received_at));
     }
     case 'TaskFailed': {
       const d = event.data;
-      const failed = bumpSeq(next, d.task_id, d.seq, { status: 'failed' });
+      const failed = bumpSeq(next, d.task_id, d.seq, { status: 'failed' }, d.detected_at);
       return {
         ...failed,
         excludedNodes: d.failure === 'gpu_fault' ? excluding(state, d.node_id) : (state.excludedNodes ?? []),
@@ -288,7 +318,7 @@ export function evolveRun(state: RunAggregate, event: RunEvent): RunAggregate {
       };
     }
     case 'TaskStopped':
-      return bumpSeq(next, event.data.task_id, event.data.seq, { status: 'stopped' });
+      return bumpSeq(next, event.data.task_id, event.data.seq, { status: 'stopped' }, event.data.received_at);
     case 'TasksWithdrawn': {
       const current = state.current;
       if (!current || current.stage !== event.data.stage || current.attempt !== event.data.attempt) return next;

@@ -75,10 +75,12 @@ export function decideTaskReport(state: RunAggregate, report: TaskReport, now?: 
   if (RUN_OVER.includes(state.status) && !stoppedAck) superseded(task.task_id);
 
   const base = { run_id: runId, task_id: task.task_id, stage: current.stage, attempt: current.attempt };
+  // The API's own clock at receipt: what the attempt's node time is charged by (the trainer's elapsed_s is a claim).
+  const received = now ? { received_at: now.toISOString() } : {};
   const events: RunEvent[] = [];
   switch (report.type) {
     case 'progress':
-      events.push(...progressEvents(state, current, task, report.body));
+      events.push(...progressEvents(state, current, task, report.body, received));
       break;
     case 'checkpoint': {
       const prefix = checkpointPrefix(state.pipeline.checkpoint.storage, runId);
@@ -118,14 +120,14 @@ export function decideTaskReport(state: RunAggregate, report: TaskReport, now?: 
       break;
     }
     case 'complete':
-      events.push(...completionEvents(state, current, task, report.body));
+      events.push(...completionEvents(state, current, task, report.body, received));
       break;
     case 'fail': {
       const b = report.body;
       // Stopped because the control plane said so (withdrawn, cancelling, budget, operator wait): an
       // acknowledgement. Stopped on its own (the agent shutting down) is a hand-back: the attempt failed.
       if (b.kind === 'stopped' && directiveFor(state, task.task_id) !== 'continue') {
-        events.push({ type: 'TaskStopped', data: { ...base, node_id: task.node_id, seq: b.seq, reason: b.reason, ...(b.step !== undefined ? { step: b.step } : {}), ...(b.elapsed_s !== undefined ? { elapsed_s: b.elapsed_s } : {}) } });
+        events.push({ type: 'TaskStopped', data: { ...base, node_id: task.node_id, seq: b.seq, reason: b.reason, ...(b.step !== undefined ? { step: b.step } : {}), ...(b.elapsed_s !== undefined ? { elapsed_s: b.elapsed_s } : {}), ...received } });
         break;
       }
       // A crash, a GPU fault, or a task the agent handed back on its own (shutting down): the attempt failed.
@@ -159,10 +161,28 @@ export function decideTaskReport(state: RunAggregate, report: TaskReport, now?: 
   return { events, duplicate: false, directive: directiveFor(after, task.task_id) };
 }
 
-function progressEvents(state: RunAggregate, current: StageAttempt, task: TaskState, b: ProgressBody): RunEvent[] {
+/**
+ * A progress step is bounded by the stage's plan (a trainer cannot claim steps the stage does not have) and never
+ * goes back within an attempt (a restart is a new attempt, which starts its own count). Refused before anything
+ * is recorded: the desk folds recorded steps into goodput and wasted progress.
+ */
+export function checkProgressStep(current: StageAttempt, step: number): void {
+  const total = current.total_steps ?? null;
+  // An evaluation's plan has no steps (total 0): its steps are not bounded by the plan, only kept monotonic.
+  if (total !== null && total > 0 && step > total) {
+    throw new ItoError('validation_failed', `progress at step ${step} is beyond the ${total} steps of stage ${current.stage}'s plan; nothing was recorded`);
+  }
+  const last = current.last_step ?? null;
+  if (last !== null && step < last) {
+    throw new ItoError('validation_failed', `progress at step ${step} goes back from step ${last} in attempt ${current.attempt} of ${current.stage}; nothing was recorded`);
+  }
+}
+
+function progressEvents(state: RunAggregate, current: StageAttempt, task: TaskState, b: ProgressBody, received: { received_at?: string }): RunEvent[] {
   const runId = state.runId!;
   // Followers' progress keeps them alive but is not the run's progress: rank 0 speaks for the stage.
   if (task.rank !== 0) return [];
+  checkProgressStep(current, b.step);
   const recorded: RunEvent = {
     type: 'ProgressRecorded',
     data: {
@@ -177,6 +197,7 @@ function progressEvents(state: RunAggregate, current: StageAttempt, task: TaskSt
       ...(b.loss !== undefined ? { loss: b.loss } : {}),
       ...(b.throughput_tokens_per_s !== undefined ? { throughput_tokens_per_s: b.throughput_tokens_per_s } : {}),
       ...(b.message !== undefined ? { message: b.message } : {}),
+      ...received,
     },
   };
   const events: RunEvent[] = [recorded];
@@ -214,7 +235,7 @@ function progressEvents(state: RunAggregate, current: StageAttempt, task: TaskSt
   return events;
 }
 
-function completionEvents(state: RunAggregate, current: StageAttempt, task: TaskState, b: CompleteBody): RunEvent[] {
+function completionEvents(state: RunAggregate, current: StageAttempt, task: TaskState, b: CompleteBody, received: { received_at?: string }): RunEvent[] {
   const runId = state.runId!;
   const events: RunEvent[] = [
     {
@@ -229,6 +250,7 @@ function completionEvents(state: RunAggregate, current: StageAttempt, task: Task
         elapsed_s: b.elapsed_s,
         ...(b.step !== undefined ? { step: b.step } : {}),
         ...(b.metrics ? { metrics: b.metrics } : {}),
+        ...received,
       },
     },
   ];

@@ -1,0 +1,32 @@
+import pLimit from 'p-limit';
+import { ItoError } from '@ito/contracts';
+
+/**
+ * How many of one kind of heavy read one API process computes at once, and how many may wait for a turn. Each
+ * such read holds pool connections for as long as it runs: unbounded, a burst of them takes the pool that every
+ * tenant's calls, heartbeats and reports need.
+ */
+export interface AdmissionLimits {
+  concurrency: number;
+  queue: number;
+}
+
+/** Runs work within the limits; work that would wait beyond the queue is refused as rate_limited (Retry-After 1). */
+export type Admission = <T>(work: () => Promise<T>) => Promise<T>;
+
+/** `busy` says what is saturated, in the refusal's message (it names the kind of read, never the caller's input). */
+export function admission(limits: AdmissionLimits, busy: string): Admission {
+  const limit = pLimit(limits.concurrency);
+  return async (work) => {
+    if (limit.activeCount + limit.pendingCount >= limits.concurrency + limits.queue) {
+      throw new ItoError('rate_limited', `${busy}; retry in 1 s`, { retry_after_s: 1 });
+    }
+    return limit(work);
+  };
+}
+
+/** Audit replays rebuild every projection of a tenant into a scratch schema: the heaviest read the API serves. */
+export const DEFAULT_REPLAY_ADMISSION: AdmissionLimits = { concurrency: 2, queue: 4 };
+
+/** A scrape reads runs, queues and SLO records at once; Prometheus scrapes one at a time, so one is plenty. */
+export const DEFAULT_METRICS_ADMISSION: AdmissionLimits = { concurrency: 1, queue: 4 };
