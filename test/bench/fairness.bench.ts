@@ -73,6 +73,8 @@ async function main(): Promise<void> {
       // Above the attacker's files: the bound is not what stops them here, the share of the slots is.
       ITO_DATAPREP_MAX_BYTES_PER_REF: String(4 * ATTACK_BYTES),
       ITO_LOG_LEVEL: process.env.ITO_BENCH_SERVER_LOG_LEVEL ?? 'error',
+      // The runs' checkpoints are on s3:// and the bench starts no store: simulated runs write none.
+      ITO_STORAGE_SIMULATED_SCHEMES: 's3',
     },
     stdio: ['ignore', 'ignore', 'inherit'],
   });

@@ -17,7 +17,7 @@
  * plain SDK's; data prep on `s3://` ≥ 0.8 × the same data on `file://`. `--small`: 8 MiB, 2 rounds, 2,000 docs.
  */
 import { createHash } from 'node:crypto';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { GetObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
@@ -116,8 +116,8 @@ try {
       }),
     );
   const prepSides = {
-    file: (n: number) => checkDataRefs(`run_file${n}`, manifestOn(`file://${dir}/data/corpus.jsonl`, `file://${dir}/data/report.json`, `file://${dir}/out/`), { evalBatteryDir: join(dir, 'evals'), storage }),
-    s3: (n: number) => checkDataRefs(`run_s3${n}`, manifestOn('s3://ito-bench/data/corpus.jsonl', 's3://ito-bench/data/report.json', 's3://ito-bench/out/'), { evalBatteryDir: join(dir, 'evals'), storage }),
+    file: (n: number) => checkDataRefs(`run_file${n}`, manifestOn(`file://${dir}/data/corpus.jsonl`, `file://${dir}/data/report.json`, `file://${dir}/out/`), { evalBatteryDir: join(dir, 'evals'), storage, fileRoots: [realpathSync(dir)] }),
+    s3: (n: number) => checkDataRefs(`run_s3${n}`, manifestOn('s3://ito-bench/data/corpus.jsonl', 's3://ito-bench/data/report.json', 's3://ito-bench/out/'), { evalBatteryDir: join(dir, 'evals'), storage, fileRoots: [realpathSync(dir)] }),
   };
   const prepSeconds = { file: [] as number[], s3: [] as number[] };
   const prepRounds = Math.max(1, Math.min(ROUNDS, 3));

@@ -33,9 +33,14 @@ export interface S3StorageOptions {
   requestTimeoutMs?: number;
   /** Attempts per request, with the SDK's standard backoff between them. @defaultValue 3 */
   maxAttempts?: number;
-  /** Objects larger than this are written as a multipart upload. @defaultValue 16 MiB */
+  /**
+   * Bytes already in memory larger than this are written as a multipart upload. Below it one PutObject is both
+   * fewer requests and faster (measured in bench:storage: a 64 MiB object in 8 MiB parts took 1.9 × a single
+   * PutObject on the test store); streamed writes of unknown length are always multipart.
+   * @defaultValue 128 MiB
+   */
   multipartThresholdBytes?: number;
-  /** Size of each part of a multipart upload (S3's minimum is 5 MiB). @defaultValue 8 MiB */
+  /** Size of each part of a multipart upload (S3's minimum is 5 MiB). @defaultValue 16 MiB */
   partSizeBytes?: number;
   /** Parts uploaded at once. @defaultValue 4 */
   uploadConcurrency?: number;
@@ -85,8 +90,8 @@ export class S3StorageDriver implements StorageDriver {
       return p;
     });
     this.maxListEntries = opts.maxListEntries ?? 100_000;
-    this.multipartThreshold = opts.multipartThresholdBytes ?? 16 * MiB;
-    this.partSize = Math.max(5 * MiB, opts.partSizeBytes ?? 8 * MiB);
+    this.multipartThreshold = opts.multipartThresholdBytes ?? 128 * MiB;
+    this.partSize = Math.max(5 * MiB, opts.partSizeBytes ?? 16 * MiB);
     this.concurrency = opts.uploadConcurrency ?? 4;
   }
 
