@@ -17,10 +17,23 @@ interface Done {
   output: string;
 }
 
-/** A command with only PATH and HOME from this process, as on a newcomer's fresh machine. */
+/**
+ * The machine's own trust store, where it names one: a newcomer's npm reaches the registry through whatever CA
+ * their machine trusts, which is the machine's, not the project's.
+ */
+function machineTrust(): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const name of ['NODE_EXTRA_CA_CERTS', 'SSL_CERT_FILE', 'SSL_CERT_DIR']) {
+    const value = process.env[name];
+    if (value) out[name] = value;
+  }
+  return out;
+}
+
+/** A command with only PATH and HOME from this process (and the machine's trust store), as on a newcomer's fresh machine. */
 function run(cmd: string, args: string[], opts: { cwd: string; env?: Record<string, string>; timeoutMs: number }): Promise<Done> {
   return new Promise((resolvePromise, reject) => {
-    const child = spawn(cmd, args, { cwd: opts.cwd, env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/root', ...opts.env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(cmd, args, { cwd: opts.cwd, env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/root', ...machineTrust(), ...opts.env }, stdio: ['ignore', 'pipe', 'pipe'] });
     let output = '';
     child.stdout.on('data', (c: Buffer) => (output += c));
     child.stderr.on('data', (c: Buffer) => (output += c));

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
-import { ERROR_CODES, type ErrorCode } from '@ito/contracts';
+import { CLIENT_MANIFEST_CODES, ERROR_CODES, type ErrorCode } from '@ito/contracts';
 import { OPERATIONS, type OperationDoc } from './operations.js';
 import type { RegisteredRoute } from './route.js';
 
@@ -29,13 +29,7 @@ const plainResponses: Record<PlainRoute['response'], Record<string, unknown>> = 
 
 /** The codes the server can answer with: the ones only the CLI raises (status `—` in docs/contract.md) are not. */
 export const CLIENT_ONLY_CODES = [
-  'manifest_path_not_absolute',
-  'manifest_symlink',
-  'manifest_not_regular_file',
-  'manifest_unsafe_permissions',
-  'manifest_wrong_owner',
-  'manifest_too_large',
-  'manifest_changed_while_reading',
+  ...CLIENT_MANIFEST_CODES,
   'audit_verification_failed',
   'timeout',
   'transport_ambiguous',

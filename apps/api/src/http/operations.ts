@@ -20,7 +20,7 @@ export interface OperationDoc {
 }
 
 /** Gate 3 of train and every inspection of a booking (docs/design.md, "The gates of train"). */
-const BOOKING_USABLE = ['booking_not_found', 'booking_expired', 'booking_revoked', 'booking_released', 'booking_incomplete'] as const;
+const BOOKING_USABLE = ['booking_not_found', 'booking_not_started', 'booking_expired', 'booking_revoked', 'booking_released', 'booking_incomplete'] as const;
 /** What the server finds in a manifest's bytes. */
 const MANIFEST = ['manifest_invalid', 'manifest_contains_secret', 'manifest_digest_mismatch'] as const;
 /** The planner's refusals. */
