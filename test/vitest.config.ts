@@ -22,8 +22,8 @@ function workspaceAliases(): Array<{ find: RegExp; replacement: string }> {
 }
 
 /**
- * The chaos scenarios kept in every run (`npm test`). The whole folder (`npm run test:chaos`, eleven scenarios,
- * about 10 minutes of real processes killed one scenario at a time) would take CI (about 9 minutes measured on 2
+ * The chaos scenarios kept in every run (`npm test`). The whole folder (`npm run test:chaos`, eleven scenarios, an
+ * estimated 10 minutes of real processes killed one scenario at a time) would take CI (about 9 minutes measured on 2
  * quiet cores: npm ci, build, this suite, the Node 22 tiers) past its 15-minute budget and starve the timing of the
  * tests beside it, so it runs as its own step.
  */
