@@ -43,7 +43,7 @@ for (const backend of BACKENDS) {
 
     it('runs by state, SLO latencies and breaches, queue depths, job durations, appends and heartbeats', async () => {
       const seed = await seedTenant(p.api);
-      await p.startNodes(seed, () => new SimulatedExecutor({ timeScale: 20_000, progressIntervalMs: 20, faults: parseSimFaults('crash@step=300,stage=pretrain') }));
+      await p.startNodes(seed, () => new SimulatedExecutor({ timeScale: 20_000, progressIntervalMs: 20, faults: parseSimFaults('crash@step=300,stage=pretrain,attempt=1') }));
       const runId = await submitRun(p.api, seed, smallManifest());
       await waitForState(p.api, seed, runId, ['succeeded', 'failed', 'gate_failed']);
       const events = await runEvents(p.api, seed, runId);

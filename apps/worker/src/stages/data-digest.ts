@@ -88,13 +88,17 @@ async function sizeNoFollow(path: string): Promise<number> {
 
 /**
  * The bytes of a regular file, read from a descriptor opened with no symlink at any component. An aborted
- * `signal` destroys the stream, so the read stops within one chunk.
+ * `signal` stops the read at the next chunk. It is checked here, chunk by chunk, rather than handed to the stream:
+ * on Node 22 a stream destroyed by its signal can raise its AbortError outside the loop reading it.
  */
 export async function* readNoFollow(path: string, signal?: AbortSignal): AsyncGenerator<Buffer> {
   signal?.throwIfAborted();
   const handle = await openNoFollow(path, 'file');
   try {
-    for await (const chunk of handle.createReadStream({ autoClose: false, ...(signal ? { signal } : {}) })) yield chunk as Buffer;
+    for await (const chunk of handle.createReadStream({ autoClose: false })) {
+      signal?.throwIfAborted();
+      yield chunk as Buffer;
+    }
   } finally {
     await handle.close();
   }
