@@ -13,6 +13,19 @@ export interface PlanOutcome {
   cost_breakdown: unknown;
 }
 
+/**
+ * The plan, or the planner's refusal as a value: for callers that judge the refusal at a later gate (train's
+ * gate 6) or list it beside the others (plan's findings) instead of answering it at once.
+ */
+export function planOrRefusal(manifest: Manifest, booking: Booking, now: Date): PlanOutcome | ItoError {
+  try {
+    return planFor(manifest, booking, now);
+  } catch (err) {
+    if (!(err instanceof ItoError)) throw err;
+    return err;
+  }
+}
+
 /** Runs the pure planner for a manifest on a booking; a refusal becomes its stable code. */
 export function planFor(manifest: Manifest, booking: Booking, now: Date): PlanOutcome {
   const result = planRun({
@@ -49,13 +62,7 @@ export async function previewPlan(res: Resources, tenantId: string, input: { boo
   const booking = checkBookingUsable(await getBooking(res.pool, tenantId, input.booking_id), tenantId, input.booking_id, now);
   const { manifest, digest } = checkManifestOnce(input.manifest, input.manifest_digest);
   const policy = await getTenantPolicy(res.pool, tenantId);
-  let outcome: PlanOutcome | ItoError;
-  try {
-    outcome = planFor(manifest, booking, now);
-  } catch (err) {
-    if (!(err instanceof ItoError)) throw err;
-    outcome = err;
-  }
+  const outcome = planOrRefusal(manifest, booking, now);
   const findings = foreseePlanGates(manifest, policy, outcome instanceof ItoError ? { ok: false, code: outcome.code, reason: outcome.message } : { ok: true, ...outcome });
   const refusals = findings.filter((f) => f.status === 'refused');
   const first = refusals[0];

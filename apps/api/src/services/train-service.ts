@@ -18,7 +18,7 @@ import { checkEligibilityId } from './booking-service.js';
 import type { Resources } from '../resources.js';
 import { fingerprintOf, idempotent } from './idempotent.js';
 import { checkManifestOnce } from './accepted-manifests.js';
-import { planFor, type PlanOutcome } from './plan-service.js';
+import { planOrRefusal } from './plan-service.js';
 import { checkConfirmationRecord, consumeInTransaction, requireConfirmationRef } from './use-confirmation.js';
 
 export interface TrainInput {
@@ -58,13 +58,7 @@ export async function train(res: Resources, tenantId: string, actor: string, key
     // Gate 4: the manifest.
     const { manifest, digest } = checkManifestOnce(input.manifest, input.manifest_digest);
     // The plan is computed now because the confirmation is bound to its cost; its refusals belong to gate 6.
-    let outcome: PlanOutcome | ItoError;
-    try {
-      outcome = planFor(manifest, booking, now);
-    } catch (err) {
-      if (!(err instanceof ItoError)) throw err;
-      outcome = err;
-    }
+    const outcome = planOrRefusal(manifest, booking, now);
     // Gate 5: the confirmation, bound to account, action, booking, digest and cost.
     const wanted: ConfirmationBinding = {
       tenant_id: tenantId,
