@@ -237,10 +237,11 @@ def train(spec, options):
     device = options.device
     rank, world = process_group(device)
     torch.manual_seed(1234)
-    corpus = prepared_corpus(spec) or synthetic_corpus()
+    prepared = prepared_corpus(spec)
+    corpus = prepared or synthetic_corpus()
     train_data, heldout_data = split(corpus)
     if rank == 0:
-        ito.log("training on %d bytes of %s text across %d rank(s)" % (len(corpus), "prepared" if prepared_corpus(spec) else "synthetic", world))
+        ito.log("training on %d bytes of %s text across %d rank(s)" % (len(corpus), "prepared" if prepared else "synthetic", world))
     model = TinyLM().to(device)
     optimizer = torch.optim.AdamW(model.parameters(), lr=LEARNING_RATE)
     step, position = spec["start_step"], spec["start_step"]

@@ -2,16 +2,9 @@ import { describe, expect, it } from 'vitest';
 import { loadConfig } from '@ito/config';
 import { ItoError } from '@ito/contracts';
 import { checkpointStorageCheckOf, storageRegistryOf, storageSettingsOf } from '../src/storage-settings.js';
+import { refusalOf } from '../../../test/support/refusal.js';
 
-async function refusal(run: () => Promise<unknown>): Promise<ItoError> {
-  try {
-    await run();
-  } catch (err) {
-    if (err instanceof ItoError) return err;
-    throw err;
-  }
-  throw new Error('expected a refusal');
-}
+const refusal = (run: () => Promise<unknown>) => refusalOf(ItoError, run);
 
 describe('the server`s storage, from its environment', () => {
   it('serves s3:// only when a region or an endpoint is configured, with credentials only when both halves are set', () => {

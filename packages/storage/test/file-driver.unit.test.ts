@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { FileStorageDriver, StorageError, driverFor, filePathOf, isStorageError, schemeOf } from '@ito/storage';
+import { refusalOf } from '../../../test/support/refusal.js';
 
 let dir: string;
 const driver = new FileStorageDriver();
@@ -16,15 +17,7 @@ afterEach(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-async function refusal(run: () => Promise<unknown>): Promise<StorageError> {
-  try {
-    await run();
-  } catch (err) {
-    if (err instanceof StorageError) return err;
-    throw err;
-  }
-  throw new Error('expected a StorageError');
-}
+const refusal = (run: () => Promise<unknown>) => refusalOf(StorageError, run);
 
 describe('file:// storage driver', () => {
   it('writes, reads, lists and removes objects', async () => {

@@ -3,6 +3,7 @@ import { readdir } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { S3StorageDriver, StorageError, configuredStorageRegistry, defaultStorageRegistry, probeStoragePrefix, removeUnderPrefix, s3LocationOf } from '@ito/storage';
 import { startS3Server, type TestS3Server } from '../../../test/support/s3-server.js';
+import { refusalOf } from '../../../test/support/refusal.js';
 
 let s3: TestS3Server;
 let driver: S3StorageDriver;
@@ -17,15 +18,7 @@ afterAll(async () => {
   await s3?.stop();
 });
 
-async function refusal(run: () => Promise<unknown>): Promise<StorageError> {
-  try {
-    await run();
-  } catch (err) {
-    if (err instanceof StorageError) return err;
-    throw err;
-  }
-  throw new Error('expected a StorageError');
-}
+const refusal = (run: () => Promise<unknown>) => refusalOf(StorageError, run);
 
 const sha256 = (b: Uint8Array) => createHash('sha256').update(b).digest('hex');
 /** Bytes that differ position by position, so a reordered or repeated part would change the digest. */
