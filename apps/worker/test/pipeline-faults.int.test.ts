@@ -68,7 +68,7 @@ for (const backend of BACKENDS) {
 
     it('a crashed task fails its attempt; the stage is retried from its last checkpoint and the run succeeds', async () => {
       const seed = await seedTenant(p.api);
-      await p.startNodes(seed, simulated({ timeScale: 20_000, faults: 'crash@step=300,stage=pretrain' }));
+      await p.startNodes(seed, simulated({ timeScale: 20_000, faults: 'crash@step=300,stage=pretrain,attempt=1' }));
       const runId = await submitRun(p.api, seed, smallManifest());
       await waitForState(p.api, seed, runId, ['succeeded', 'failed', 'gate_failed']);
       const events = await runEvents(p.api, seed, runId);
