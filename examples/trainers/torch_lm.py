@@ -9,8 +9,11 @@ storage), read as bytes (a 256-token vocabulary); a run without prepared data tr
 
 Checkpoints hold the model, the optimizer, the step, the data position and the RNG states. They are asynchronous:
 the state is copied on the training thread (the time training is blocked), then serialised and written by a
-background thread while training goes on; both times are logged, and the write's is reported as save_seconds. A
-resume restores all of it, so the step after a resume is the checkpoint's step + 1 on the same data.
+background thread while training goes on; both times are logged, and the write's is reported as save_seconds.
+Through the agent the file goes to the task's directory (ITO_WORK_DIR) and the agent uploads it to the run's
+storage, file:// or s3://, and downloads the checkpoint a resume or a next stage starts from (ITO_RESUME_FILE,
+ITO_INIT_FILE); run alone, it writes and reads file:// objects itself. A resume restores all of it, so the step
+after a resume is the checkpoint's step + 1 on the same data.
 
     python3 torch_lm.py --task <file> [--device cpu|cuda] [--checkpoint-every-steps N] [--progress-every-steps N]
                         [--progress-every-seconds S (0.5; 0: by steps only)] [--step-delay-ms N]
@@ -203,16 +206,29 @@ class AsyncWriter:
         started = time.monotonic()
         buffer = io.BytesIO()
         torch.save({**state, "run_id": self.spec["run_id"], "stage": self.spec["stage"]}, buffer)
-        uri = ito.checkpoint_uri(self.spec, state["step"])
-        nbytes = ito.write_object(uri, buffer.getvalue())
-        write_s = time.monotonic() - started
+        data = buffer.getvalue()
         scale = ito.time_scale()
-        ito.log("checkpoint at step %d: training blocked %.4f s, written in %.4f s (%d bytes)" % (state["step"], blocked_s, write_s, nbytes))
-        ito.checkpoint(step=state["step"], uri=uri, nbytes=nbytes, save_seconds=write_s * scale, async_save=True, final=final, elapsed_s=ito.clock())
+        if ito.work_dir():
+            # Through the agent: the file goes to this task's directory and the agent uploads it to the run's
+            # storage (file:// or s3://), reporting it once it is there.
+            name = ito.write_checkpoint_file("checkpoints/step-%d" % state["step"], data)
+            write_s = time.monotonic() - started
+            ito.checkpoint_file(step=state["step"], path=name, save_seconds=write_s * scale, async_save=True, final=final, elapsed_s=ito.clock())
+        else:
+            uri = ito.checkpoint_uri(self.spec, state["step"])
+            ito.write_object(uri, data)
+            write_s = time.monotonic() - started
+            ito.checkpoint(step=state["step"], uri=uri, nbytes=len(data), save_seconds=write_s * scale, async_save=True, final=final, elapsed_s=ito.clock())
+        ito.log("checkpoint at step %d: training blocked %.4f s, written in %.4f s (%d bytes)" % (state["step"], blocked_s, write_s, len(data)))
 
 
-def load(uri, spec, expect_step=None):
-    data = ito.read_object(uri)
+def load(uri, local, spec, expect_step=None):
+    """A checkpoint: the file the agent downloaded (`local`), else the file:// object itself (run without an agent)."""
+    if local:
+        with open(local, "rb") as f:
+            data = f.read()
+    else:
+        data = ito.read_object(uri)
     saved = torch.load(io.BytesIO(data), map_location="cpu")
     if not isinstance(saved, dict) or saved.get("format") != FORMAT or saved.get("run_id") != spec["run_id"]:
         raise ValueError("not a torch-lm checkpoint of this run")
@@ -248,7 +264,7 @@ def train(spec, options):
     resume, init = spec.get("resume_from"), spec.get("init_from")
     if resume:
         started = time.monotonic()
-        saved, nbytes = load(resume["uri"], spec, expect_step=resume["step"])
+        saved, nbytes = load(resume["uri"], ito.resume_file(), spec, expect_step=resume["step"])
         model.load_state_dict(saved["model"])
         optimizer.load_state_dict(saved["optimizer"])
         torch.set_rng_state(saved["rng"]["torch"])
@@ -258,7 +274,7 @@ def train(spec, options):
             ito.restored(step=step, nbytes=nbytes, restore_seconds=(time.monotonic() - started) * ito.time_scale())
             ito.log("resumed at step %d" % step)
     elif init:
-        saved, _ = load(init["uri"], spec)
+        saved, _ = load(init["uri"], ito.init_file(), spec)
         model.load_state_dict(saved["model"])
         if rank == 0:
             ito.log("initialised from the checkpoint at step %d of the previous stage" % init["step"])
@@ -319,7 +335,7 @@ def evaluate(spec, options):
     model = TinyLM().to(options.device)
     init = spec.get("init_from")
     if init:
-        saved, _ = load(init["uri"], spec)
+        saved, _ = load(init["uri"], ito.init_file(), spec)
         model.load_state_dict(saved["model"])
     else:
         ito.log("no checkpoint to evaluate: scoring the initial weights")

@@ -163,6 +163,37 @@ def read_object(uri):
         return f.read()
 
 
+# ---- checkpoints the agent moves (any store the agent has a driver for) -----------------------------------------
+
+def work_dir():
+    """ITO_WORK_DIR: this task's own directory, where checkpoint files are written for the agent to upload; None
+    when the trainer runs without an agent (it then writes file:// objects itself)."""
+    return os.environ.get("ITO_WORK_DIR") or None
+
+
+def resume_file():
+    """ITO_RESUME_FILE: the checkpoint of `resume_from`, downloaded by the agent before the trainer started; or None."""
+    return os.environ.get("ITO_RESUME_FILE") or None
+
+
+def init_file():
+    """ITO_INIT_FILE: the checkpoint of `init_from`, downloaded by the agent before the trainer started; or None."""
+    return os.environ.get("ITO_INIT_FILE") or None
+
+
+def write_checkpoint_file(name, data):
+    """Writes bytes to `name` (relative, e.g. "checkpoints/step-40") in the task's directory, atomically; returns
+    the relative name, for checkpoint_file. The file is the agent's once reported: it uploads, then removes it."""
+    root = work_dir()
+    if root is None:
+        raise ValueError("no ITO_WORK_DIR: checkpoint files are for trainers run by the agent")
+    segments = name.split("/")
+    if any(s in ("", ".", "..") for s in segments) or any(ord(c) < 0x20 or c == "\\" for c in name):
+        raise ValueError("a checkpoint file name is a relative path without ., .. or empty segments")
+    write_object("file://" + os.path.join(root, *segments), data)
+    return name
+
+
 # ---- writing protocol lines ------------------------------------------------------------------------------------
 
 def _count(name, value):
@@ -205,6 +236,23 @@ def checkpoint(step, uri, nbytes, save_seconds, async_save=False, final=False, e
         "step": _count("step", step),
         "uri": str(uri),
         "bytes": _count("nbytes", nbytes),
+        "save_seconds": _number("save_seconds", save_seconds),
+        "async": bool(async_save),
+    }
+    if final:
+        line["final"] = True
+    if elapsed_s is not None:
+        line["elapsed_s"] = _number("elapsed_s", elapsed_s)
+    _emit(line)
+
+
+def checkpoint_file(step, path, save_seconds, async_save=False, final=False, elapsed_s=None):
+    """A checkpoint written whole to `path` in the task's directory: the agent uploads it to the run's storage and
+    reports it once uploaded (with the bytes it moved; the upload's seconds are added to save_seconds)."""
+    line = {
+        "type": "checkpoint_file",
+        "step": _count("step", step),
+        "path": str(path),
         "save_seconds": _number("save_seconds", save_seconds),
         "async": bool(async_save),
     }

@@ -3,6 +3,7 @@ import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { AgentApi, ItoClient } from '@ito/client';
 import { createLogger, loadConfigOrExit } from '@ito/config';
+import { configuredStorageRegistry, storageSettingsFromEnv } from '@ito/storage';
 import { Agent, AgentRefused } from './agent.js';
 import { parseAgentArgs, USAGE, UsageError, type AgentArgs } from './args.js';
 import type { Executor } from './executors/executor.js';
@@ -12,10 +13,12 @@ import { gpuHealthSource } from './gpu-health.js';
 const VERSION = '0.1.0';
 
 function executorFor(args: AgentArgs, cfg: ReturnType<typeof loadConfigOrExit>): Executor {
+  // Checkpoints are moved with this process's own store settings and credentials (ITO_S3_*), never a task's.
+  const storage = configuredStorageRegistry(storageSettingsFromEnv(cfg));
   if (args.executor === 'simulated') {
-    return new SimulatedExecutor({ timeScale: cfg.ITO_TIME_SCALE, faults: parseSimFaults(cfg.ITO_SIM_FAULTS), progressIntervalMs: args.progressIntervalMs });
+    return new SimulatedExecutor({ timeScale: cfg.ITO_TIME_SCALE, faults: parseSimFaults(cfg.ITO_SIM_FAULTS), progressIntervalMs: args.progressIntervalMs, storage });
   }
-  return new ProcessExecutor({ trainerConfig: args.trainerConfig!, workDir: args.workDir ?? join(cfg.ITO_HOME, 'agent'), timeScale: cfg.ITO_TIME_SCALE });
+  return new ProcessExecutor({ trainerConfig: args.trainerConfig!, workDir: args.workDir ?? join(cfg.ITO_HOME, 'agent'), timeScale: cfg.ITO_TIME_SCALE, storage });
 }
 
 async function main(): Promise<void> {

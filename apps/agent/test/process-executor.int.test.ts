@@ -184,14 +184,17 @@ describe('process executor: what reaches the trainer and what comes back', () =>
     expect(events.progresses).toHaveLength(1);
     const seen = JSON.parse(readFileSync(dump, 'utf8'));
     // One node: torch.distributed's rank and world size, and no endpoint to dial.
-    expect(Object.keys(seen.env).sort()).toEqual(['DUMP_TO', 'HOME', 'ITO_TASK_FILE', 'ITO_TIME_SCALE', 'LANG', 'LOCAL_RANK', 'PATH', 'RANK', 'WORLD_SIZE']);
+    expect(Object.keys(seen.env).sort()).toEqual(['DUMP_TO', 'HOME', 'ITO_TASK_FILE', 'ITO_TIME_SCALE', 'ITO_WORK_DIR', 'LANG', 'LOCAL_RANK', 'PATH', 'RANK', 'WORLD_SIZE']);
     expect([seen.env.RANK, seen.env.WORLD_SIZE, seen.env.LOCAL_RANK]).toEqual(['0', '1', '0']);
     expect(JSON.stringify(seen)).not.toContain(credential);
     expect(seen.env.ITO_TIME_SCALE).toBe('250');
     const taskFile = join(dir, 'work', `${assignment.task_id}.task.json`);
     expect(seen.env.ITO_TASK_FILE).toBe(taskFile);
     expect(seen.argv).toEqual(['--task', taskFile]);
-    expect(seen.cwd).toBe(join(dir, 'work'));
+    // The task's own directory, where it writes the checkpoint files the agent uploads; gone once the task ended.
+    expect(seen.cwd).toBe(join(dir, 'work', assignment.task_id));
+    expect(seen.env.ITO_WORK_DIR).toBe(join(dir, 'work', assignment.task_id));
+    expect(readdirSync(join(dir, 'work'))).toEqual([]);
     expect(seen.task).toEqual(assignment);
     expect(seen.task_mode).toBe(0o600);
   });

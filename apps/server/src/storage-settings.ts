@@ -1,31 +1,9 @@
 import type { ItoConfig } from '@ito/config';
-import { checkpointStorageCheck, configuredStorageRegistry, type StorageRegistry, type StorageSettings } from '@ito/storage';
+import { checkpointStorageCheck, configuredStorageRegistry, storageSettingsFromEnv, type StorageRegistry, type StorageSettings } from '@ito/storage';
 
-/**
- * The storage this server serves, from its environment alone: `file://` always, and `s3://` when a region or
- * an endpoint is configured. Credentials are taken from ITO_S3_* when set, else from the AWS SDK's own chain;
- * they never come from a manifest.
- */
+/** The storage this server serves, from its environment alone (`ITO_S3_*`; see `storageSettingsFromEnv`). */
 export function storageSettingsOf(cfg: ItoConfig): StorageSettings {
-  if (cfg.ITO_S3_REGION === undefined && cfg.ITO_S3_ENDPOINT === undefined) return {};
-  return {
-    s3: {
-      region: cfg.ITO_S3_REGION ?? 'us-east-1',
-      ...(cfg.ITO_S3_ENDPOINT ? { endpoint: cfg.ITO_S3_ENDPOINT } : {}),
-      forcePathStyle: cfg.ITO_S3_PATH_STYLE,
-      requestTimeoutMs: cfg.ITO_S3_TIMEOUT_MS,
-      maxAttempts: cfg.ITO_S3_MAX_ATTEMPTS,
-      ...(cfg.ITO_S3_ACCESS_KEY_ID && cfg.ITO_S3_SECRET_ACCESS_KEY
-        ? {
-            credentials: {
-              accessKeyId: cfg.ITO_S3_ACCESS_KEY_ID,
-              secretAccessKey: cfg.ITO_S3_SECRET_ACCESS_KEY,
-              ...(cfg.ITO_S3_SESSION_TOKEN ? { sessionToken: cfg.ITO_S3_SESSION_TOKEN } : {}),
-            },
-          }
-        : {}),
-    },
-  };
+  return storageSettingsFromEnv(cfg);
 }
 
 export function storageRegistryOf(cfg: ItoConfig): StorageRegistry {

@@ -9,3 +9,4 @@ export { s3LocationOf, s3UriOf, MAX_S3_KEY_BYTES, type S3Location, type S3UriUse
 export { StorageRegistry, configuredStorageRegistry, defaultStorageRegistry, driverFor, schemeOf, type StorageSettings } from './registry.js';
 export { checkpointStorageCheck, probeStoragePrefix, type CheckpointStorageCheckOptions, type ProbeOptions } from './storage-probe.js';
 export { removeUnderPrefix, type PrefixRemoval } from './prefix-removal.js';
+export { storageSettingsFromEnv, type S3Environment } from './storage-env.js';

@@ -1,6 +1,8 @@
-import { chmod, mkdir, rm, stat, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, realpath, rm, stat, writeFile } from 'node:fs/promises';
 import { isAbsolute, join } from 'node:path';
 import type { Assignment, TaskSpec } from '@ito/contracts';
+import { defaultStorageRegistry, type StorageRegistry } from '@ito/storage';
+import { CheckpointStaging } from './checkpoint-staging.js';
 import type { Executor, TaskEvents, TaskHandle, TaskOutcome } from './executor.js';
 import { loadTrainerConfig, trainerFor, type TrainerConfig } from './trainer-config.js';
 import { TrainerRun, type TrainerStreamStats } from './trainer-run.js';
@@ -38,6 +40,26 @@ export interface ProcessExecutorOptions {
    * @defaultValue process.env
    */
   baseEnv?: NodeJS.ProcessEnv;
+  /**
+   * The drivers checkpoints are moved with, built from the agent's own environment (`ITO_S3_*`).
+   * @defaultValue `file://` only
+   */
+  storage?: StorageRegistry;
+  /**
+   * Largest checkpoint the agent uploads or downloads.
+   * @defaultValue 1 TiB
+   */
+  maxCheckpointBytes?: number;
+  /**
+   * Longest one checkpoint upload or download may take, in wall ms.
+   * @defaultValue 3_600_000 (an hour)
+   */
+  transferTimeoutMs?: number;
+  /**
+   * Checkpoints of a task waiting for their upload behind the one being uploaded; past it the oldest is dropped.
+   * @defaultValue 2
+   */
+  maxWaitingUploads?: number;
 }
 
 /** A process task's handle also tells how its trainer's output went. */
@@ -48,8 +70,11 @@ export interface ProcessTaskHandle extends TaskHandle {
 /**
  * Runs each task as the trainer command the operator configured for its stage, kind or by default. The task goes
  * to the trainer as a file (`--task <file>` and `ITO_TASK_FILE`, mode 0600 in the 0700 work directory); the trainer
- * gets a minimal environment (PATH, HOME, LANG, ITO_TASK_FILE, ITO_TIME_SCALE and its configured variables) and
- * never the agent's own, which holds the node credential. Protocol: docs/trainer-protocol.md.
+ * gets a minimal environment (PATH, HOME, LANG, ITO_TASK_FILE, ITO_TIME_SCALE, ITO_WORK_DIR and its configured
+ * variables) and never the agent's own, which holds the node credential and the store's. Each task has its own
+ * directory under the work directory (its working directory, `ITO_WORK_DIR`): the checkpoints it restores from
+ * are downloaded there before it starts, and the checkpoint files it writes there are uploaded by the agent
+ * (./checkpoint-staging.ts). Protocol: docs/trainer-protocol.md.
  */
 export class ProcessExecutor implements Executor {
   readonly kind = 'process' as const;
@@ -59,24 +84,37 @@ export class ProcessExecutor implements Executor {
   constructor({ trainerConfig, ...opts }: ProcessExecutorOptions) {
     if (!isAbsolute(opts.workDir)) throw new Error('the process executor needs an absolute work directory');
     this.trainers = typeof trainerConfig === 'string' ? loadTrainerConfig(trainerConfig) : trainerConfig;
-    this.opts = { timeScale: 1, stopGraceMs: 30_000, killGraceMs: 10_000, maxStderrLines: 10_000, baseEnv: process.env, ...opts };
+    this.opts = {
+      timeScale: 1,
+      stopGraceMs: 30_000,
+      killGraceMs: 10_000,
+      maxStderrLines: 10_000,
+      baseEnv: process.env,
+      storage: defaultStorageRegistry(),
+      maxCheckpointBytes: 2 ** 40,
+      transferTimeoutMs: 3_600_000,
+      maxWaitingUploads: 2,
+      ...opts,
+    };
   }
 
   start(assignment: Assignment, events: TaskEvents): ProcessTaskHandle {
     const spec = assignment.spec;
     const command = trainerFor(this.trainers, spec);
     const taskFile = join(this.opts.workDir, `${assignment.task_id}.task.json`);
+    let staging: CheckpointStaging | null = null;
     const run = command
       ? new TrainerRun(spec, events, {
           argv: [...command.argv, '--task', taskFile],
           env: { ...this.trainerEnv(taskFile, command.env ?? {}), ...distributedEnv(spec) },
-          cwd: this.opts.workDir,
+          cwd: join(this.opts.workDir, assignment.task_id),
           stopGraceMs: this.opts.stopGraceMs,
           killGraceMs: this.opts.killGraceMs,
           maxStderrLines: this.opts.maxStderrLines,
+          checkpointFile: (line) => (staging ? staging.offer(line) : 'the task directory is not ready'),
         })
       : null;
-    const done = this.execute(assignment, taskFile, run);
+    const done = this.execute(assignment, taskFile, run, events, (s) => (staging = s));
     return {
       done,
       stop: (request) => run?.stop(request),
@@ -86,19 +124,51 @@ export class ProcessExecutor implements Executor {
     };
   }
 
-  private async execute(assignment: Assignment, taskFile: string, run: TrainerRun | null): Promise<TaskOutcome> {
+  private async execute(assignment: Assignment, taskFile: string, run: TrainerRun | null, events: TaskEvents, staged: (s: CheckpointStaging) => void): Promise<TaskOutcome> {
     const failed = (reason: string): TaskOutcome => ({ kind: 'failed', failure: 'error', reason, step: assignment.spec.start_step, elapsed_s: 0 });
     if (!run) return failed(`no trainer is configured for stage ${assignment.stage} (nor its kind, nor a default)`);
+    let taskDir: string;
     try {
       await this.writeTaskFile(taskFile, assignment);
+      taskDir = await this.makeTaskDir(assignment.task_id);
     } catch (err) {
+      await rm(taskFile, { force: true });
       return failed(`task file could not be written (${(err as NodeJS.ErrnoException).code ?? 'error'})`);
     }
+    const staging = new CheckpointStaging(assignment.spec, taskDir, events, {
+      storage: this.opts.storage,
+      timeScale: this.opts.timeScale,
+      maxBytes: this.opts.maxCheckpointBytes,
+      timeoutMs: this.opts.transferTimeoutMs,
+      maxWaiting: this.opts.maxWaitingUploads,
+    });
+    staged(staging);
     try {
-      return await run.run();
+      let restoring: Record<string, string>;
+      try {
+        restoring = await staging.stageIn();
+      } catch (err) {
+        return failed((err as Error).message);
+      }
+      const outcome = await run.run({ env: { ITO_WORK_DIR: taskDir, ...restoring }, restoreSeconds: staging.restoreSeconds });
+      // The checkpoints still being uploaded belong to this attempt: it ends once they are in storage or lost.
+      const { newestLost } = await staging.settled();
+      if (outcome.kind === 'completed' && newestLost) {
+        return { kind: 'failed', failure: 'error', reason: 'the last checkpoint could not be uploaded to the run’s storage', step: outcome.step, elapsed_s: outcome.elapsed_s };
+      }
+      return outcome;
     } finally {
       await rm(taskFile, { force: true });
+      await rm(taskDir, { recursive: true, force: true });
     }
+  }
+
+  /** The task's own directory (mode 0700), emptied of anything a previous run of the same task left. */
+  private async makeTaskDir(taskId: string): Promise<string> {
+    const dir = join(await realpath(this.opts.workDir), taskId);
+    await rm(dir, { recursive: true, force: true });
+    await mkdir(dir, { mode: 0o700 });
+    return dir;
   }
 
   private async writeTaskFile(file: string, assignment: Assignment): Promise<void> {

@@ -13,6 +13,13 @@ export const MAX_TRAINER_LINE_BYTES = 64 * 1024;
 
 export const progressLine = progressBody.omit({ attempt: true, seq: true }).extend({ type: z.literal('progress') });
 export const checkpointLine = checkpointBody.omit({ attempt: true, seq: true, simulated: true }).extend({ type: z.literal('checkpoint') });
+/**
+ * A checkpoint the trainer wrote to a file of its own task directory (`ITO_WORK_DIR`): the agent uploads it to the
+ * run's storage and reports it once uploaded. `path` is relative to that directory (or absolute inside it).
+ */
+export const checkpointFileLine = checkpointBody
+  .pick({ step: true, save_seconds: true, async: true, final: true, elapsed_s: true })
+  .extend({ type: z.literal('checkpoint_file'), path: z.string().min(1).max(1024) });
 /** The agent adds the checkpoint id: it is the spec's `resume_from`, which the trainer restored. */
 export const restoredLine = restoredBody.omit({ attempt: true, seq: true, checkpoint_id: true }).extend({ type: z.literal('restored') });
 export const metricsLine = completeBody.pick({ step: true }).extend({ type: z.literal('metrics'), metrics: completeBody.shape.metrics.unwrap() });
@@ -28,11 +35,12 @@ export const wantBatchesLine = z.strictObject({
   max: z.number().int().min(1).max(4),
 });
 
-export const trainerLineSchema = z.discriminatedUnion('type', [progressLine, checkpointLine, restoredLine, metricsLine, logLine, rolloutBatchLine, policyLine, wantBatchesLine]);
+export const trainerLineSchema = z.discriminatedUnion('type', [progressLine, checkpointLine, checkpointFileLine, restoredLine, metricsLine, logLine, rolloutBatchLine, policyLine, wantBatchesLine]);
 export type RolloutBatchLine = z.infer<typeof rolloutBatchLine>;
 export type TrainerLine = z.infer<typeof trainerLineSchema>;
 export type ProgressLine = z.infer<typeof progressLine>;
 export type CheckpointLine = z.infer<typeof checkpointLine>;
+export type CheckpointFileLine = z.infer<typeof checkpointFileLine>;
 export type MetricsLine = z.infer<typeof metricsLine>;
 
 /** What the agent sends on a trainer's stdin. */

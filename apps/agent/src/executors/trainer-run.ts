@@ -3,7 +3,7 @@ import { parseStrictJson, type TaskSpec } from '@ito/contracts';
 import { isUnderRunPrefix } from './checkpoint-uri.js';
 import type { TaskEvents, TaskOutcome } from './executor.js';
 import { LineSplitter } from './line-splitter.js';
-import { MAX_TRAINER_LINE_BYTES, trainerLineSchema, type ControlLine, type ExchangeReply, type TrainerLine } from './trainer-protocol.js';
+import { MAX_TRAINER_LINE_BYTES, trainerLineSchema, type CheckpointFileLine, type ControlLine, type ExchangeReply, type TrainerLine } from './trainer-protocol.js';
 
 /** What the agent learnt about a trainer's output, for its own log and for tests. */
 export interface TrainerStreamStats {
@@ -22,6 +22,17 @@ export interface TrainerRunOptions {
   stopGraceMs: number;
   killGraceMs: number;
   maxStderrLines: number;
+  /**
+   * Takes a checkpoint file the trainer wrote in its directory, for the agent to upload and then report: answers
+   * why it is refused, or null. Unset: such lines are invalid.
+   */
+  checkpointFile?: (line: CheckpointFileLine) => string | null;
+}
+
+/** What the agent prepared before the trainer starts: more environment, and seconds already spent restoring. */
+export interface TrainerStart {
+  env?: Record<string, string>;
+  restoreSeconds?: number;
 }
 
 /** Lines of a kind logged one by one before the rest are only counted. */
@@ -46,6 +57,7 @@ export class TrainerRun {
   private elapsed: number | null = null;
   private metrics: Record<string, number> | undefined;
   private readonly started = performance.now();
+  private restoreSeconds = 0;
 
   constructor(
     private readonly spec: TaskSpec,
@@ -56,12 +68,14 @@ export class TrainerRun {
   }
 
   /** Starts the trainer; settles when it has exited and both of its output streams are drained. */
-  run(): Promise<TaskOutcome> {
+  run(start: TrainerStart = {}): Promise<TaskOutcome> {
     // Stopped before it started: there is nothing to save and no process to start.
     if (this.stopRequest) return Promise.resolve({ kind: 'stopped', reason: this.stopRequest.reason, step: this.step, elapsed_s: 0 });
+    this.restoreSeconds = start.restoreSeconds ?? 0;
     return new Promise((resolve) => {
       const [command, ...args] = this.opts.argv;
-      const child = spawn(command!, args, { cwd: this.opts.cwd, env: this.opts.env, stdio: ['pipe', 'pipe', 'pipe'], detached: true });
+      const env = { ...this.opts.env, ...start.env };
+      const child = spawn(command!, args, { cwd: this.opts.cwd, env, stdio: ['pipe', 'pipe', 'pipe'], detached: true });
       this.child = child;
       const stdout = new LineSplitter(MAX_TRAINER_LINE_BYTES, (line, n) => this.onStdoutLine(line, n), (n) => this.invalid(n, 'longer than 64 KiB', true));
       const stderr = new LineSplitter(MAX_TRAINER_LINE_BYTES, (line) => this.onStderrLine(line), () => this.onStderrLine('[a line longer than 64 KiB]'));
@@ -168,10 +182,17 @@ export class TrainerRun {
         this.events.checkpoint(checkpoint);
         return;
       }
+      case 'checkpoint_file': {
+        const refused = this.opts.checkpointFile ? this.opts.checkpointFile(line) : 'no checkpoint uploads for this task';
+        if (refused) return this.invalid(lineNumber, refused);
+        this.note(line.step, line.elapsed_s);
+        return;
+      }
       case 'restored': {
         if (line.step !== this.spec.resume_from?.step) return this.invalid(lineNumber, 'restore of a step this attempt does not resume from');
         const { type: _, ...restored } = line;
-        this.events.restored(restored);
+        // The agent's download of the checkpoint is part of the restore.
+        this.events.restored({ ...restored, restore_seconds: restored.restore_seconds + this.restoreSeconds });
         return;
       }
       case 'metrics':
