@@ -1,9 +1,8 @@
 import { ItoError } from '@ito/contracts';
-import { decideSloBreaches, runStreamId, type RunEvent, type SloTargets } from '@ito/domain';
-import type { EventMetadata, LedgerTx } from '@ito/ledger';
-import { getRun, type RunRow } from '../db/queries.js';
-import { rememberLockedRun } from '../projections/known-runs.js';
-import { processSloTargets } from './slo-targets.js';
+import { runStreamId, type RunEvent, type RunEventMap } from '@ito/domain';
+import type { AppendResult, EventMetadata, LedgerTx } from '@ito/ledger';
+import { getRun, type RunRow } from './queries.js';
+import { rememberLockedRun } from './projections/known-runs.js';
 
 /**
  * Every change to a run takes the same steps: lock the run's row, read its state, decide, append with the
@@ -25,18 +24,25 @@ export async function changeRun<T>(
 }
 
 /**
- * Appends a decision's events to a run whose row this transaction locked and read. An incident these events open
- * or close that missed an SLO gets its `SloBreached` here, in the same transaction: every writer of runs (API,
- * stage workers, monitor) appends through this function, so none can record a failure or a resume without it.
+ * Appends a decision's events to a run whose row this transaction locked and read, at the version read. The run
+ * ledger's stream rule (`runStreamRule`) adds the `SloBreached` of an incident these events open or close late,
+ * in the same append; what was written, breaches included, is returned.
  */
-export async function appendRunEvents(tx: LedgerTx, run: RunRow, events: RunEvent[], metadata: EventMetadata, slo: SloTargets = processSloTargets()): Promise<RunEvent[]> {
-  // The row is locked and was read at this version: the runs projection folds onto it without reading it again.
+export async function appendRunEvents(tx: LedgerTx, run: RunRow, events: RunEvent[], metadata: EventMetadata): Promise<RunEvent[]> {
+  // The row is locked and was read at this version: the rule and the runs projection use it without reading it again.
   rememberLockedRun(tx.client, run.run_id, run.version, run.aggregate);
-  const all = [...events, ...decideSloBreaches(run.aggregate, events, slo)];
-  await tx.append(
+  const written = await tx.append<RunEventMap>(
     runStreamId(run.run_id),
-    all.map((e) => ({ type: e.type, data: e.data as unknown as Record<string, unknown>, metadata })),
+    events.map((e) => ({ ...e, metadata })),
     { tenantId: run.tenant_id, expectedVersion: run.version },
   );
-  return all;
+  return written.events;
+}
+
+/**
+ * Starts a run's stream (train's ReserveRun and what comes with it): the same rule applies to a new run as to
+ * every later change, so a run is created only through the run ledger's door as well.
+ */
+export function createRun(tx: LedgerTx, tenantId: string, runId: string, events: RunEvent[], metadata: EventMetadata): Promise<AppendResult<RunEventMap>> {
+  return tx.append<RunEventMap>(runStreamId(runId), events.map((e) => ({ ...e, metadata })), { tenantId, expectedVersion: 'no_stream' });
 }

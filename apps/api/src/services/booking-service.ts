@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import { ItoError } from '@ito/contracts';
 import { ELIGIBILITY_TTL_MS, checkBookingExpectation, checkBookingUsable, eligibilityBinding, type Booking, type BookingExpectation } from '@ito/domain';
-import { getBooking, listBookings } from '../db/queries.js';
+import { getBooking, listBookings } from '@ito/runs';
 import type { Resources } from '../resources.js';
 
 export function bookingView(b: Booking) {

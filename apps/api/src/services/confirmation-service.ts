@@ -13,13 +13,10 @@ import {
   type Decider,
 } from '@ito/domain';
 import type { LedgerTx } from '@ito/ledger';
-import { getBooking, getConfirmation, getRun, getTenantPolicy, saveManifest, type StoredConfirmation } from '../db/queries.js';
-import { newId } from '../ids.js';
+import { checkManifestOnce, getBooking, getConfirmation, getRun, getTenantPolicy, newId, planFor, saveManifest, type StoredConfirmation } from '@ito/runs';
 import type { Resources } from '../resources.js';
-import { checkManifestOnce } from './accepted-manifests.js';
 import { checkFileRefLinks } from './file-ref-links.js';
 import { storedManifestSummary } from './manifest-summary.js';
-import { planFor } from './plan-service.js';
 
 export function confirmationStreamId(ref: string): string {
   return `confirmation-${ref}`;
