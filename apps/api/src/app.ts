@@ -14,7 +14,7 @@ import { registerOperationsMetrics } from './metrics/operations-metrics.js';
 import type { RegisteredRoute } from './http/route.js';
 import type { Resources } from './resources.js';
 import { createAssignmentNotifier } from './agent/assignment-notifier.js';
-import { DEFAULT_AGENT_SETTINGS } from './agent/agent-service.js';
+import { DEFAULT_AGENT_SETTINGS } from './agent/agent-settings.js';
 import { createLivenessWriter } from './agent/liveness-writer.js';
 import { registerAgentRoutes } from './routes/agent.js';
 import { registerAuditRoutes } from './routes/audit.js';
