@@ -30,7 +30,7 @@ export { checkManifest } from './manifest/manifest-gate.js';
 export { checkManifestOnce } from './manifest/accepted-manifests.js';
 export { RUN_EVENTS_CHANNEL, runsProjection } from './projections/runs-projection.js';
 export { ASSIGNMENTS_CHANNEL, tasksProjection } from './projections/tasks-projection.js';
-export { BOOKING_EVENT_TYPES, bookingStreamId, bookingsProjection, type BookingEventMap } from './projections/bookings-projection.js';
+export { BOOKING_EVENT_TYPES, bookingRecord, bookingStreamId, bookingsProjection, type BookingEventMap } from './projections/bookings-projection.js';
 export { SLO_BUCKETS, sloBucketOf, sloProjection } from './projections/slo-projection.js';
 export { idToken, isId, looksLikeId, newId, type IdPrefix } from './ids.js';
 export { hashSecret, isWellFormedCredential, newSecret, type CredentialKind } from './credentials.js';

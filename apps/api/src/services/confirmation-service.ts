@@ -1,4 +1,4 @@
-import { ItoError, type ConfirmationAction } from '@ito/contracts';
+import { ItoError, type ConfirmationRequest } from '@ito/contracts';
 import {
   DEFAULT_CONFIRMATION_TTL_MS,
   checkBookingUsable,
@@ -21,10 +21,6 @@ import { storedManifestSummary } from './manifest-summary.js';
 export function confirmationStreamId(ref: string): string {
   return `confirmation-${ref}`;
 }
-
-export type ConfirmationRequest =
-  | { action: 'train.create'; booking_id: string; manifest: string; manifest_digest: string }
-  | { action: Exclude<ConfirmationAction, 'train.create'>; run_id: string };
 
 /**
  * The public view of a confirmation; the approver sees what it is being asked to allow, and who asked. A

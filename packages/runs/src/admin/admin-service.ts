@@ -6,7 +6,7 @@ import { DEFAULT_TENANT_POLICY, MAX_FILE_PATH_LENGTH, MAX_FILE_ROOTS, isNormalis
 import type { Ledger } from '@ito/ledger';
 import { hashSecret, newSecret } from '../credentials.js';
 import { isId, newId, type IdPrefix } from '../ids.js';
-import { bookingStreamId } from '../projections/bookings-projection.js';
+import { bookingRecord, bookingStreamId } from '../projections/bookings-projection.js';
 import { createApiLedger } from '../run-ledger.js';
 
 export const REQUESTER_SCOPES: Scope[] = ['runs:read', 'runs:write'];
@@ -236,19 +236,7 @@ export function createAdminService(deps: { pool: pg.Pool; logger?: Logger; ledge
       return ledger.transaction(async (tx) => {
         const { rowCount } = await tx.client.query('select 1 from tenants where tenant_id = $1', [b.tenant_id]);
         if (!rowCount) throw new ItoError('not_found', `tenant ${b.tenant_id} not found`);
-        const data = {
-          booking_id: bookingId,
-          status: b.status,
-          gpu: b.gpu,
-          nodes: b.nodes,
-          gpus_per_node: b.gpus_per_node,
-          region: b.region,
-          fabric: b.fabric,
-          term_start: new Date(b.term_start).toISOString(),
-          term_end: new Date(b.term_end).toISOString(),
-          rate_usd_per_gpu_hour: b.rate_usd_per_gpu_hour,
-          node_inventory: inventory,
-        };
+        const data = bookingRecord({ ...b, booking_id: bookingId, term_start: new Date(b.term_start), term_end: new Date(b.term_end), node_inventory: inventory });
         await tx.append(bookingStreamId(bookingId), [{ type: 'BookingRecorded', data }], { tenantId: b.tenant_id, expectedVersion: 'no_stream' });
         return data;
       });

@@ -12,6 +12,27 @@ export interface BookingEventMap {
 
 export const BOOKING_EVENT_TYPES = ['BookingRecorded', 'BookingStatusChanged'] as const;
 
+/**
+ * A booking as its BookingRecorded records it: every field of the domain's Booking but the tenant (the stream
+ * names it), the term as ISO instants. The one list of a booking's fields outside SQL: the operator's command
+ * records it, the API's view shows it.
+ */
+export function bookingRecord(b: Booking): BookingEventMap['BookingRecorded'] {
+  return {
+    booking_id: b.booking_id,
+    status: b.status,
+    gpu: b.gpu,
+    nodes: b.nodes,
+    gpus_per_node: b.gpus_per_node,
+    region: b.region,
+    fabric: b.fabric,
+    term_start: b.term_start.toISOString(),
+    term_end: b.term_end.toISOString(),
+    rate_usd_per_gpu_hour: b.rate_usd_per_gpu_hour,
+    node_inventory: b.node_inventory,
+  };
+}
+
 export function bookingStreamId(bookingId: string): string {
   return `booking-${bookingId}`;
 }
