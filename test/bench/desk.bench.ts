@@ -22,7 +22,7 @@
  * `--small`: 1,000 runs, 50,000 events, 10 queries at 2/s (under a minute).
  */
 import pg from 'pg';
-import { createAdminService, createApiLedger } from '@ito/api';
+import { createAdminService, createApiLedger } from '@ito/runs';
 import { createLedger, migrateDatabase } from '@ito/ledger';
 import { TELEMETRY_EVENT_TYPES } from '@ito/telemetry';
 import { telemetryProjection } from '../../apps/api/src/projections/telemetry-projection.js';

@@ -22,7 +22,7 @@ import { closeSync, ftruncateSync, mkdtempSync, openSync, readFileSync, realpath
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
-import { createAdminService, createApiLedger } from '@ito/api';
+import { createAdminService, createApiLedger } from '@ito/runs';
 import { manifestDigest } from '@ito/contracts';
 import { runStreamId } from '@ito/domain';
 import { migrateDatabase } from '@ito/ledger';

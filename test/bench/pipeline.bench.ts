@@ -18,7 +18,7 @@ import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import pg from 'pg';
 import { Agent, SimulatedExecutor } from '@ito/agent';
-import { createAdminService, createApiLedger } from '@ito/api';
+import { createAdminService, createApiLedger } from '@ito/runs';
 import { AgentApi, ItoClient } from '@ito/client';
 import { createLogger } from '@ito/config';
 import { manifestDigest } from '@ito/contracts';

@@ -24,7 +24,7 @@ import { readFileSync } from 'node:fs';
 import { Writable } from 'node:stream';
 import pg from 'pg';
 import { Agent, SimulatedExecutor, parseSimFaults } from '@ito/agent';
-import { createAdminService, createApiLedger } from '@ito/api';
+import { createAdminService, createApiLedger } from '@ito/runs';
 import { AgentApi, ItoClient } from '@ito/client';
 import { createLogger } from '@ito/config';
 import { manifestDigest } from '@ito/contracts';

@@ -21,7 +21,7 @@ import pg from 'pg';
 import { ok } from '../../packages/contracts/src/index.js';
 import { contentHash, createLedger, migrateDatabase, replayProjections, verifyTenantChain } from '../../packages/ledger/src/index.js';
 import { auditProjections } from '../../apps/api/src/audit/audit-projections.js';
-import { bookingsProjection } from '../../apps/api/src/projections/bookings-projection.js';
+import { bookingsProjection } from '../../packages/runs/src/projections/bookings-projection.js';
 import { createScratchDatabase } from '../support/scratch-db.js';
 
 const args = process.argv.slice(2);

@@ -11,8 +11,8 @@
  */
 export const MUTATION_MODULES = {
   'manifest-gate': {
-    mutate: ['apps/api/src/services/manifest-gate.ts', 'packages/domain/src/secret-scan.ts', 'packages/domain/src/secrets/detectors.ts'],
-    tests: ['packages/domain/test/secret-*.unit.test.ts', 'apps/api/test/manifest-gate.unit.test.ts', 'apps/api/test/hostile-manifests.int.test.ts'],
+    mutate: ['packages/runs/src/manifest/manifest-gate.ts', 'packages/domain/src/secret-scan.ts', 'packages/domain/src/secrets/detectors.ts'],
+    tests: ['packages/domain/test/secret-*.unit.test.ts', 'packages/runs/test/manifest-gate.unit.test.ts', 'apps/api/test/hostile-manifests.int.test.ts'],
   },
   confirmations: {
     mutate: ['packages/domain/src/confirmation/confirmation.ts', 'apps/api/src/services/use-confirmation.ts'],

@@ -6,7 +6,7 @@ import { AgentApi, ItoClient } from '@ito/client';
 import { createLogger } from '@ito/config';
 import { manifestDigest, type Rendezvous } from '@ito/contracts';
 import { createJobClient, createQueueKit, startJobWorkers, type QueueBackendConfig, type QueueKit } from '@ito/queue';
-import { RUN_EVENTS_CHANNEL } from '@ito/api/write';
+import { RUN_EVENTS_CHANNEL } from '@ito/runs';
 import { defaultStorageRegistry, type StorageRegistry } from '@ito/storage';
 import { createRunEvaluator, orchestratorProjection, pipelineHandlers, pipelineJobs, startRelay, storageCheckpointRemover, type PipelineResources, type Relay } from '@ito/worker';
 import { EXAMPLE_MANIFEST, seedTenant, startApi, type Api, type Seed } from './api.js';

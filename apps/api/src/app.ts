@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import rateLimit from '@fastify/rate-limit';
 import { ItoError } from '@ito/contracts';
-import { bearerFrom, isWellFormedCredential } from './auth/credentials.js';
+import { createApiLedger, isWellFormedCredential } from '@ito/runs';
 import type { ApiDeps } from './deps.js';
 import { AccessLogController } from './http/access-log.js';
 import { BODY_LIMIT_BYTES, handleClientError, handleError, handleFrameworkError, handleNotFound } from './http/errors.js';
@@ -14,7 +14,7 @@ import { registerOperationsMetrics } from './metrics/operations-metrics.js';
 import type { RegisteredRoute } from './http/route.js';
 import type { Resources } from './resources.js';
 import { createAssignmentNotifier } from './agent/assignment-notifier.js';
-import { DEFAULT_AGENT_SETTINGS } from './agent/agent-service.js';
+import { DEFAULT_AGENT_SETTINGS } from './agent/agent-settings.js';
 import { createLivenessWriter } from './agent/liveness-writer.js';
 import { registerAgentRoutes } from './routes/agent.js';
 import { registerAuditRoutes } from './routes/audit.js';
@@ -25,10 +25,10 @@ import { HEALTH_ROUTES, UNLIMITED_PATHS, createMetricsRegistry, registerHealthRo
 import { registerIdentityRoutes } from './routes/identity.js';
 import { registerRunRoutes } from './routes/runs.js';
 import { SERVICE_ROUTES, registerServiceRoutes } from './routes/service.js';
-import { createApiLedger } from './services/admin-service.js';
 import { WindowCounter } from './http/window-counter.js';
 import { deskAdmission } from './desk/desk-admission.js';
 import { DEFAULT_METRICS_ADMISSION, DEFAULT_REPLAY_ADMISSION, admission } from './http/admission.js';
+import { bearerFrom } from './auth/bearer.js';
 
 export { BODY_LIMIT_BYTES };
 

@@ -1,7 +1,7 @@
 import type pg from 'pg';
 import type { Logger } from '@ito/config';
 import type { Ledger } from '@ito/ledger';
-import type { AgentSettings } from './agent/agent-service.js';
+import type { AgentSettings } from './agent/agent-settings.js';
 import type { QueueSource } from './metrics/queue-metrics.js';
 import type { DeskAdmissionLimits } from './desk/desk-admission.js';
 import type { AdmissionLimits } from './http/admission.js';

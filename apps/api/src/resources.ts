@@ -2,7 +2,7 @@ import type pg from 'pg';
 import type { Logger } from '@ito/config';
 import type { Ledger } from '@ito/ledger';
 import type { AssignmentNotifier } from './agent/assignment-notifier.js';
-import type { AgentSettings } from './agent/agent-service.js';
+import type { AgentSettings } from './agent/agent-settings.js';
 import type { LivenessWriter } from './agent/liveness-writer.js';
 import type { WindowCounter } from './http/window-counter.js';
 import type { OperationsMetrics } from './metrics/operations-metrics.js';

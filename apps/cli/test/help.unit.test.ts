@@ -1,12 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { newId } from '../../api/src/ids.js';
+import { newId } from '@ito/runs';
 import { renderHelp, PREVIEW_MARK } from '../src/args/help.js';
 import { ADMIN_GROUPS, ADMIN_VERBS } from '../src/args/admin-verbs.js';
 import type { CommandTable } from '../src/args/parse.js';
 import { GLOBAL_FLAGS, GROUPS, SECRET_FLAGS, VERBS } from '../src/args/verbs.js';
 
 const table: CommandTable = { verbs: VERBS, groups: GROUPS, globalFlags: GLOBAL_FLAGS, secretFlags: SECRET_FLAGS };
-/** The form of every id the server issues (apps/api/src/ids.ts): a type prefix and 128 random bits in hex. */
+/** The form of every id the server issues (packages/runs/src/ids.ts): a type prefix and 128 random bits in hex. */
 const SERVER_ID = /^(ten|key|bkg|run|cfm|node)_[0-9a-f]{32}$/;
 
 describe('ito --help', () => {

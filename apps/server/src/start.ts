@@ -1,5 +1,5 @@
 import type { ItoConfig, Logger } from '@ito/config';
-import { RUN_EVENTS_CHANNEL, createApiLedger } from '@ito/api/write';
+import { RUN_EVENTS_CHANNEL, createApiLedger } from '@ito/runs';
 import { createLedger, migrateDatabase } from '@ito/ledger';
 import { createJobClient, createQueueKit, queueBackendFromEnv } from '@ito/queue';
 import { createRunEvaluator, orchestratorProjection, pipelineJobs, startRelay, storageCheckpointRemover } from '@ito/worker';

@@ -1,6 +1,6 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createAdminService } from '@ito/api';
+import { createAdminService } from '@ito/runs';
 import { manifestDigest } from '@ito/contracts';
 import { S3StorageDriver } from '@ito/storage';
 import { h200Booking } from '../../../test/fixtures/bookings.js';

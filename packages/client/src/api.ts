@@ -1,4 +1,4 @@
-import type { ConfirmationAction, Envelope } from '@ito/contracts';
+import type { ConfirmationRequest, Envelope } from '@ito/contracts';
 import { ItoClient, type Recovery } from './client.js';
 
 export interface RunSummary {
@@ -13,10 +13,6 @@ export interface TrainRequest {
   manifest_digest: string;
   confirmation_ref: string;
 }
-
-export type ConfirmationRequest =
-  | { action: 'train.create'; booking_id: string; manifest: string; manifest_digest: string }
-  | { action: Exclude<ConfirmationAction, 'train.create'>; run_id: string };
 
 export type RunAction = 'cancel' | 'cleanup' | 'restart';
 

@@ -1,5 +1,5 @@
 export { ItoClient, type ItoClientOptions, type MutationOptions, type Recovery } from './client.js';
-export { ItoApi, type RunSummary, type TrainRequest, type ConfirmationRequest, type RunAction } from './api.js';
+export { ItoApi, type RunSummary, type TrainRequest, type RunAction } from './api.js';
 export { TransportError, isTransportError, type TransportCode } from './transport-error.js';
 export { poll, STOP_POLLING_CODES, type PollOptions } from './poll.js';
 export { backoffDelay, DEFAULT_BACKOFF, type BackoffOptions } from './backoff.js';

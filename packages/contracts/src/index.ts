@@ -11,3 +11,4 @@ export * from './json-path.js';
 export * from './input-issues.js';
 export * from './near-name.js';
 export * from './human-units.js';
+export * from './validate.js';

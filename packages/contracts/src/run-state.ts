@@ -35,6 +35,11 @@ export type CurriculumStage = (typeof CURRICULUM_STAGES)[number];
 export const CONFIRMATION_ACTIONS = ['train.create', 'run.cancel', 'run.cleanup', 'run.restart', 'booking.release'] as const;
 export type ConfirmationAction = (typeof CONFIRMATION_ACTIONS)[number];
 
+/** The body of `POST /v1/confirmations`: a train names the booking and the manifest's bytes, any other action its run. */
+export type ConfirmationRequest =
+  | { action: 'train.create'; booking_id: string; manifest: string; manifest_digest: string }
+  | { action: Exclude<ConfirmationAction, 'train.create'>; run_id: string };
+
 export const BOOKING_STATUSES = ['pending', 'completed', 'expired', 'revoked', 'released'] as const;
 export type BookingStatus = (typeof BOOKING_STATUSES)[number];
 

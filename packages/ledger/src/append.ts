@@ -68,7 +68,7 @@ interface PreparedEvent {
 export async function appendEvents(
   db: pg.Pool | pg.PoolClient,
   streamId: string,
-  events: NewEvent[],
+  events: readonly NewEvent[],
   opts: AppendOptions,
   recordedAt: Date,
 ): Promise<AppendResult> {

@@ -5,10 +5,12 @@ export { createLedger, type CreateLedgerOptions } from './ledger.js';
 export { findIdempotencyResult } from './idempotency.js';
 export type { ChainLink, EventContent } from './hashing.js';
 export type {
+  AnyEvents,
   AppendOptions,
   AppendResult,
   AsyncProjection,
   ChainHead,
+  EventMap,
   EventMetadata,
   ExpectedVersion,
   IdempotencyBegin,
@@ -19,8 +21,12 @@ export type {
   Ledger,
   LedgerTx,
   NewEvent,
+  NewEventOf,
   RebuildableProjection,
   StoredEvent,
+  StoredEventOf,
+  StreamRule,
+  UntypedEvents,
   Upcaster,
   VerifyResult,
 } from './types.js';

@@ -1,4 +1,5 @@
 import type pg from 'pg';
+import { ItoError } from '@ito/contracts';
 import { appendEvents } from './append.js';
 import { beginClaimSql, claimFrom, completeAndCommitSql, idempotencyFor } from './idempotency.js';
 import { rebuildProjection, runProjectionBatch } from './projections.js';
@@ -7,23 +8,30 @@ import { Upcasters } from './rows.js';
 import { sealPending } from './sealer.js';
 import type {
   AppendOptions,
+  AnyEvents,
   AppendResult,
+  EventMap,
   IdempotencyClaim,
   IdempotentTransactionOutcome,
   InlineProjection,
   Ledger,
   LedgerTx,
   NewEvent,
+  NewEventOf,
   StoredEvent,
+  StreamRule,
   Upcaster,
 } from './types.js';
+import { validateAppend } from './validate.js';
 import { readChainHead, verifyChain } from './verify.js';
 
 export interface CreateLedgerOptions {
   pool: pg.Pool;
   upcasters?: Upcaster[];
   /** Applied inside the appending transaction, in registration order. */
-  inlineProjections?: InlineProjection[];
+  inlineProjections?: InlineProjection<AnyEvents>[];
+  /** Every append to a stream one of these owns passes through it first (the first that owns the stream). */
+  streamRules?: StreamRule<any>[];
   /** @defaultValue () => new Date() */
   now?: () => Date;
 }
@@ -34,11 +42,23 @@ export function createLedger(opts: CreateLedgerOptions): Ledger {
   const now = opts.now ?? (() => new Date());
   const upcasters = new Upcasters(opts.upcasters);
   const inline = opts.inlineProjections ?? [];
+  const rules = opts.streamRules ?? [];
 
-  const projectionsFor = (events: NewEvent[]): InlineProjection[] =>
+  const projectionsFor = (events: readonly NewEvent[]): InlineProjection<AnyEvents>[] =>
     inline.filter((p) => !p.handles || events.some((e) => p.handles?.includes(e.type)));
+  const ruleFor = (streamId: string): StreamRule | undefined => rules.find((r) => r.owns(streamId));
 
-  async function appendInTx(client: pg.PoolClient, streamId: string, events: NewEvent[], appendOpts: AppendOptions): Promise<AppendResult> {
+  async function appendInTx(client: pg.PoolClient, streamId: string, given: readonly NewEvent[], appendOpts: AppendOptions): Promise<AppendResult> {
+    const rule = ruleFor(streamId);
+    let events = given;
+    if (rule) {
+      // The rule reads and decides on what it is handed: only a well-formed append of its own types reaches it.
+      validateAppend(streamId, given, appendOpts);
+      if (!given.every((e) => rule.types.includes(e.type))) {
+        throw new ItoError('validation_failed', `the append holds an event of a type the ${rule.name} streams do not hold`);
+      }
+      events = await rule.complete(client, streamId, given, appendOpts);
+    }
     const result = await appendEvents(client, streamId, events, appendOpts, now());
     for (const p of projectionsFor(events)) {
       const handled = result.events.filter((e) => !p.handles || p.handles.includes(e.type)).map((e) => upcasters.apply(e));
@@ -49,7 +69,7 @@ export function createLedger(opts: CreateLedgerOptions): Ledger {
 
   const txFor = (client: pg.PoolClient): LedgerTx => ({
     client,
-    append: (streamId, events, appendOpts) => appendInTx(client, streamId, events, appendOpts),
+    append: async (streamId, events, appendOpts) => asTyped(await appendInTx(client, streamId, asStored(events), appendOpts)),
     idempotency: idempotencyFor(client),
   });
 
@@ -90,10 +110,11 @@ export function createLedger(opts: CreateLedgerOptions): Ledger {
   }
 
   return {
-    async append(streamId, events, appendOpts) {
-      // No inline projection for these types: the append is a single autocommit statement, one round trip.
-      if (projectionsFor(events ?? []).length === 0) return appendEvents(pool, streamId, events, appendOpts, now());
-      return transaction((tx) => tx.append(streamId, events, appendOpts));
+    async append(streamId, typed, appendOpts) {
+      const events = asStored(typed);
+      // No stream rule and no inline projection for these types: a single autocommit statement, one round trip.
+      if (!ruleFor(streamId) && projectionsFor(events ?? []).length === 0) return asTyped(await appendEvents(pool, streamId, events, appendOpts, now()));
+      return transaction((tx) => tx.append(streamId, typed, appendOpts));
     },
     transaction,
     idempotentTransaction,
@@ -110,4 +131,17 @@ export function createLedger(opts: CreateLedgerOptions): Ledger {
     runProjection: (p, runOpts) => runProjectionBatch(pool, upcasters, p, runOpts?.batchSize),
     rebuild: (p, rebuildOpts) => rebuildProjection(pool, upcasters, p, rebuildOpts?.batchSize),
   };
+}
+
+/**
+ * Where typed events become stored JSON: a map only narrows what a caller may hand in, every event of any map is
+ * a type and a JSON object when written, so the ledger below this line works on the untyped shape.
+ */
+function asStored<M extends EventMap>(events: readonly NewEventOf<M>[]): NewEvent[] {
+  return events as readonly NewEvent[] as NewEvent[];
+}
+
+/** And back: what was written is what the caller handed in under its map (and what a stream rule of that map added). */
+function asTyped<M extends EventMap>(result: AppendResult): AppendResult<M> {
+  return result as unknown as AppendResult<M>;
 }

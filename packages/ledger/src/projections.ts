@@ -1,7 +1,7 @@
 import type pg from 'pg';
 import { readSafe } from './read.js';
 import type { Upcasters } from './rows.js';
-import type { AsyncProjection, RebuildableProjection, StoredEvent } from './types.js';
+import type { AnyEvents, AsyncProjection, RebuildableProjection, StoredEvent } from './types.js';
 
 /**
  * One batch of an async projection, in one transaction: read the checkpoint, read the next events in safe
@@ -10,7 +10,7 @@ import type { AsyncProjection, RebuildableProjection, StoredEvent } from './type
  * its own UPDATE, finds the position changed once we commit, and applies nothing. No batch is applied twice
  * and no apply work is thrown away. If apply throws, the checkpoint move rolls back with it.
  */
-export async function runProjectionBatch(pool: pg.Pool, upcasters: Upcasters, p: AsyncProjection, batchSize = 500): Promise<number> {
+export async function runProjectionBatch(pool: pg.Pool, upcasters: Upcasters, p: AsyncProjection<AnyEvents>, batchSize = 500): Promise<number> {
   await pool.query('insert into projection_checkpoints (name) values ($1) on conflict (name) do nothing', [p.name]);
   const client = await pool.connect();
   try {

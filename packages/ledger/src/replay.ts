@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { EVENT_COLUMNS, Upcasters, toStoredEvent, type EventRow } from './rows.js';
-import type { StoredEvent, Upcaster } from './types.js';
+import type { AnyEvents, EventMap, StoredEventOf, TypeOf, Upcaster } from './types.js';
 
 /** A table a projection writes, named as in the live schema, with its key and the column naming its tenant. */
 export interface ReplayTable {
@@ -15,10 +15,10 @@ export interface ReplayTable {
  * tables it writes. It writes them by unqualified name, so the replay points it at scratch copies through the
  * search path.
  */
-export interface ReplayableProjection {
+export interface ReplayableProjection<M extends EventMap = AnyEvents> {
   name: string;
-  handles?: string[];
-  apply(client: pg.ClientBase, events: StoredEvent[]): Promise<void>;
+  handles?: TypeOf<M>[];
+  apply(client: pg.ClientBase, events: StoredEventOf<M>[]): Promise<void>;
   tables: ReplayTable[];
 }
 

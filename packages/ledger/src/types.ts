@@ -10,13 +10,35 @@ export interface EventMetadata {
   [k: string]: unknown;
 }
 
-export interface NewEvent {
-  type: string;
-  data: Record<string, unknown>;
-  /** @defaultValue 1 */
-  schemaVersion?: number;
-  metadata?: EventMetadata;
-}
+/**
+ * What a stream holds: each event type mapped to the shape of its data (a run stream's map is the domain's
+ * RunEventMap). Appends and projections typed with a map take and see only those events, `data` narrowed by
+ * `type`, with no cast; the untyped default takes any type and any JSON object.
+ */
+export type EventMap = object;
+/** Any type, any JSON object: what a stream without a map of its own takes. */
+export type UntypedEvents = Record<string, Record<string, unknown>>;
+/**
+ * Some map or other: what the ledger's own lists and entry points hold (the inline projections, each of its own
+ * map). `any` is how TypeScript says "some map" here; the ledger hands a projection only the types it handles, so
+ * each still sees only its own events.
+ */
+export type AnyEvents = any;
+/** The event types of map `M`. */
+export type TypeOf<M extends EventMap> = keyof M & string;
+
+/** One event of map `M` to append: `data` is the shape its `type` names. */
+export type NewEventOf<M extends EventMap> = {
+  [K in TypeOf<M>]: {
+    type: K;
+    data: M[K];
+    /** @defaultValue 1 */
+    schemaVersion?: number;
+    metadata?: EventMetadata;
+  };
+}[TypeOf<M>];
+
+export type NewEvent = NewEventOf<UntypedEvents>;
 
 export interface StoredEvent<T = Record<string, unknown>> {
   /** Global position, assigned at insert (not commit order; see readAll). */
@@ -34,6 +56,9 @@ export interface StoredEvent<T = Record<string, unknown>> {
   transactionId: string;
 }
 
+/** A stored event of map `M`: `data` narrowed by `type`. */
+export type StoredEventOf<M extends EventMap> = { [K in TypeOf<M>]: StoredEvent<M[K]> & { type: K } }[TypeOf<M>];
+
 /** 'no_stream': the stream must not exist; 'any': no check; a number: the exact current version. */
 export type ExpectedVersion = 'no_stream' | 'any' | number;
 
@@ -42,9 +67,10 @@ export interface AppendOptions {
   expectedVersion: ExpectedVersion;
 }
 
-export interface AppendResult {
+export interface AppendResult<M extends EventMap = UntypedEvents> {
   nextExpectedVersion: number;
-  events: StoredEvent[];
+  /** What was written: the events handed in and any the stream's rule added. */
+  events: StoredEventOf<M>[];
 }
 
 /** Lifts `data` of one event type from `fromVersion` to `fromVersion + 1`; upcasters chain on read. */
@@ -54,24 +80,40 @@ export interface Upcaster {
   upcast(data: Record<string, unknown>): Record<string, unknown>;
 }
 
-/** Runs inside the appending transaction, so a command can read its own write. */
-export interface InlineProjection {
+/**
+ * Runs inside the appending transaction, so a command can read its own write. Typed with the map of the events it
+ * handles (`handles` lists exactly that map's types), it sees them with `data` narrowed by `type`.
+ */
+export interface InlineProjection<M extends EventMap = UntypedEvents> {
   name: string;
-  /** Event types it applies; all when omitted. */
-  handles?: string[];
-  apply(client: pg.PoolClient, events: StoredEvent[]): Promise<void>;
+  /** Event types it applies; all when omitted (then its map must be the untyped one). */
+  handles?: TypeOf<M>[];
+  apply(client: pg.PoolClient, events: StoredEventOf<M>[]): Promise<void>;
 }
 
 /** Runs behind the log in its own transactions, from a checkpoint. */
-export interface AsyncProjection {
+export interface AsyncProjection<M extends EventMap = UntypedEvents> {
   name: string;
-  handles?: string[];
-  apply(client: pg.PoolClient, events: StoredEvent[]): Promise<void>;
+  handles?: TypeOf<M>[];
+  apply(client: pg.PoolClient, events: StoredEventOf<M>[]): Promise<void>;
   /** Empties the projection's tables so it can be rebuilt from position 0. */
   reset(client: pg.PoolClient): Promise<void>;
 }
 
-export type RebuildableProjection = AsyncProjection | (InlineProjection & { reset(client: pg.PoolClient): Promise<void> });
+/**
+ * The rule of a family of streams (a run's, say): every append to a stream it owns passes through `complete`,
+ * inside the appending transaction and before the events are written, whoever appends. The ledger first refuses
+ * an event whose type is not in `types`; `complete` may refuse the append too (throw), or add the events its rule
+ * calls for: what it returns is what is written.
+ */
+export interface StreamRule<M extends EventMap = UntypedEvents> {
+  name: string;
+  types: readonly TypeOf<M>[];
+  owns(streamId: string): boolean;
+  complete(client: pg.PoolClient, streamId: string, events: readonly NewEventOf<M>[], opts: AppendOptions): Promise<NewEventOf<M>[]>;
+}
+
+export type RebuildableProjection = AsyncProjection<AnyEvents> | (InlineProjection<AnyEvents> & { reset(client: pg.PoolClient): Promise<void> });
 
 export type VerifyResult =
   | { ok: true; checked: number; headHash: string | null }
@@ -113,13 +155,13 @@ export type IdempotentTransactionOutcome<T> =
 export interface LedgerTx {
   /** Raw queries inside the same transaction. */
   client: pg.PoolClient;
-  append(streamId: string, events: NewEvent[], opts: AppendOptions): Promise<AppendResult>;
+  append<M extends EventMap = UntypedEvents>(streamId: string, events: readonly NewEventOf<M>[], opts: AppendOptions): Promise<AppendResult<M>>;
   idempotency: IdempotencyTx;
 }
 
 export interface Ledger {
   /** One round trip when no inline projection handles these types; else a transaction that also runs them. */
-  append(streamId: string, events: NewEvent[], opts: AppendOptions): Promise<AppendResult>;
+  append<M extends EventMap = UntypedEvents>(streamId: string, events: readonly NewEventOf<M>[], opts: AppendOptions): Promise<AppendResult<M>>;
   /** BEGIN … COMMIT; rolls back when fn throws. */
   transaction<T>(fn: (tx: LedgerTx) => Promise<T>): Promise<T>;
   /**
@@ -136,7 +178,7 @@ export interface Ledger {
   /** Extends the hash chain over committed events; returns how many it sealed. Safe to call concurrently. */
   sealPending(opts?: { batchSize?: number }): Promise<number>;
   /** Applies one batch after the projection's checkpoint; returns how many events it applied (0 = caught up). */
-  runProjection(p: AsyncProjection, opts?: { batchSize?: number }): Promise<number>;
+  runProjection(p: AsyncProjection<AnyEvents>, opts?: { batchSize?: number }): Promise<number>;
   /** Resets the projection and replays it from position 0; returns how many events it applied. */
   rebuild(p: RebuildableProjection, opts?: { batchSize?: number }): Promise<number>;
 }

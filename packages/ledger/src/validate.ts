@@ -19,7 +19,7 @@ const appendSchema = z.object({
 });
 
 /** Refuses a malformed append before it reaches the database, with the stable code validation_failed. */
-export function validateAppend(streamId: string, events: NewEvent[], opts: AppendOptions): void {
+export function validateAppend(streamId: string, events: readonly NewEvent[], opts: AppendOptions): void {
   const parsed = appendSchema.safeParse({ streamId, events, tenantId: opts?.tenantId, expectedVersion: opts?.expectedVersion });
   if (!parsed.success) {
     throw new ItoError('validation_failed', 'the append is malformed', {

@@ -13,22 +13,9 @@ import {
 import { directiveFor, normalizeRunAggregate, type RunAggregate } from '@ito/domain';
 import type { Principal } from '../auth/principal.js';
 import type { Resources } from '../resources.js';
+import type { AgentSettings } from './agent-settings.js';
 
 type NodePrincipal = Extract<Principal, { kind: 'node' }>;
-
-/** How agents are told to pace themselves. */
-export interface AgentSettings {
-  /** @defaultValue 2 (ITO_HEARTBEAT_INTERVAL_S) */
-  heartbeatIntervalS: number;
-  /** @defaultValue 3 (ITO_HEARTBEAT_MISSES) */
-  heartbeatMisses: number;
-  /** k, for the start-up allowance `status` shows (as the monitor judges it). @defaultValue 5 (ITO_HANG_STEP_FACTOR) */
-  hangFactor?: number;
-  /** @defaultValue 300 (ITO_FIRST_STEP_MAX_S) */
-  firstStepMaxS?: number;
-}
-
-export const DEFAULT_AGENT_SETTINGS: AgentSettings = { heartbeatIntervalS: 2, heartbeatMisses: 3, hangFactor: 5, firstStepMaxS: 300 };
 
 /** `POST /v1/agent/register`: the node says who it is; the answer says how often to heartbeat. */
 export async function registerAgent(res: Resources, node: NodePrincipal, body: AgentRegisterBody): Promise<AgentRegistration> {

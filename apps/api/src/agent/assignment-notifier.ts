@@ -1,7 +1,7 @@
 import type pg from 'pg';
 import type { Logger } from '@ito/config';
 import { listen } from '@ito/ledger';
-import { ASSIGNMENTS_CHANNEL } from '../projections/tasks-projection.js';
+import { ASSIGNMENTS_CHANNEL } from '@ito/runs';
 
 /**
  * Wakes long-polling agents when their node's tasks change. One LISTEN connection per API process; the tasks

@@ -14,9 +14,8 @@ import {
   type TaskRole,
 } from '@ito/contracts';
 import { checkBatchVersion, checkPolicyVersion, checkTrainerVersion, exchangeTask, judgeBatch, maxPolicyStalenessOf, trainersDone, type RunAggregate } from '@ito/domain';
+import { ASSIGNMENTS_CHANNEL, getRun } from '@ito/runs';
 import type { Principal } from '../auth/principal.js';
-import { getRun } from '../db/queries.js';
-import { ASSIGNMENTS_CHANNEL } from '../projections/tasks-projection.js';
 import type { Resources } from '../resources.js';
 
 type NodePrincipal = Extract<Principal, { kind: 'node' }>;

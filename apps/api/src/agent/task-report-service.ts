@@ -1,8 +1,8 @@
 import { ItoError, type CheckpointBody, type CompleteBody, type FailBody, type ProgressBody, type ReportAnswer, type RestoredBody } from '@ito/contracts';
 import { checkpointIdFor, decideTaskReport, scanForSecrets, type TaskReport } from '@ito/domain';
+import { changeRun } from '@ito/runs';
 import type { Principal } from '../auth/principal.js';
 import type { Resources } from '../resources.js';
-import { changeRun } from '../services/run-writer.js';
 
 type NodePrincipal = Extract<Principal, { kind: 'node' }>;
 

@@ -1,8 +1,5 @@
 import { ProjectionRegistry } from '@ito/ledger';
-import { bookingsProjection } from '../projections/bookings-projection.js';
-import { runsProjection } from '../projections/runs-projection.js';
-import { tasksProjection } from '../projections/tasks-projection.js';
-import { sloProjection } from '../projections/slo-projection.js';
+import { bookingsProjection, runsProjection, sloProjection, tasksProjection } from '@ito/runs';
 
 /**
  * Every projection an auditor's replay rebuilds and compares, in the order of INLINE_PROJECTIONS (the tasks

@@ -1,7 +1,8 @@
 import type pg from 'pg';
 import { ItoError, type Scope } from '@ito/contracts';
-import { bearerFrom, hashSecret, isWellFormedCredential } from './credentials.js';
+import { hashSecret, isWellFormedCredential } from '@ito/runs';
 import type { Principal } from './principal.js';
+import { bearerFrom } from './bearer.js';
 
 /**
  * Resolves the Authorization header to a principal. No header → null (routes decide whether that is

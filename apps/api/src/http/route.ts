@@ -1,12 +1,11 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
-import { ItoError, ok, vocabularyOf, type ErrorCode, type Scope } from '@ito/contracts';
+import { ItoError, ok, validate, vocabularyOf, type ErrorCode, type Scope } from '@ito/contracts';
+import { idToken, looksLikeId } from '@ito/runs';
 import { authenticate } from '../auth/authenticate.js';
 import { requireNode, requireScope, type Principal } from '../auth/principal.js';
-import { idToken, looksLikeId } from '../ids.js';
 import type { Resources } from '../resources.js';
 import { requireIdempotencyKey } from '../services/idempotent.js';
-import { validate } from '../validate.js';
 import { rememberValidatedIds } from './access-log.js';
 import type { BodyRouteConfig } from './json-body.js';
 

@@ -1,6 +1,6 @@
 import type pg from 'pg';
 import { INCIDENT_KINDS, SLO_BOUNDS, SLO_NAMES, type SloName } from '@ito/domain';
-import { SLO_BUCKETS } from '../projections/slo-projection.js';
+import { SLO_BUCKETS } from '@ito/runs';
 import { histogramSamples, type ScrapedMetrics, type Sample } from './scraped-metric.js';
 
 /** The label values a row may carry; anything else in a row is not reported. */

@@ -1,9 +1,13 @@
 import type pg from 'pg';
-import type { AsyncProjection, StoredEvent } from '@ito/ledger';
+import type { RunEventMap } from '@ito/domain';
+import type { AsyncProjection, StoredEventOf } from '@ito/ledger';
 import { applyRunEvent, bandwidthOf, emptyRunTelemetry, TELEMETRY_EVENT_TYPES, type RunTelemetry } from '@ito/telemetry';
-import type { BookingEventMap } from './bookings-projection.js';
+import type { BookingEventMap } from '@ito/runs';
 
 export const TELEMETRY_PROJECTION = 'telemetry';
+
+type BookingRecords = Pick<BookingEventMap, 'BookingRecorded'>;
+type RunTelemetryEvents = Pick<RunEventMap, (typeof TELEMETRY_EVENT_TYPES)[number]>;
 
 /**
  * The desk's telemetry, behind the log: each batch folds its run events into the runs' stored fold states
@@ -11,13 +15,17 @@ export const TELEMETRY_PROJECTION = 'telemetry';
  * query is a sum over rows. Bookings come from their own streams. Rebuilt from position 0 with the ledger's
  * rebuild, which gives the same rows: the fold is pure and sees the same events in the same order.
  */
-export const telemetryProjection: AsyncProjection = {
+export const telemetryProjection: AsyncProjection<BookingRecords & RunTelemetryEvents> = {
   name: TELEMETRY_PROJECTION,
   handles: ['BookingRecorded', ...TELEMETRY_EVENT_TYPES],
   async apply(client, events) {
-    const bookings = events.filter((e) => e.type === 'BookingRecorded');
+    const bookings: StoredEventOf<BookingRecords>[] = [];
+    const runEvents: StoredEventOf<RunTelemetryEvents>[] = [];
+    for (const e of events) {
+      if (e.type === 'BookingRecorded') bookings.push(e);
+      else if (typeof e.data.run_id === 'string') runEvents.push(e);
+    }
     if (bookings.length > 0) await upsertBookings(client, bookings);
-    const runEvents = events.filter((e) => e.type !== 'BookingRecorded' && typeof e.data.run_id === 'string');
     if (runEvents.length > 0) await foldRuns(client, runEvents);
   },
   async reset(client) {
@@ -25,9 +33,9 @@ export const telemetryProjection: AsyncProjection = {
   },
 };
 
-async function upsertBookings(client: pg.PoolClient, events: StoredEvent[]): Promise<void> {
+async function upsertBookings(client: pg.PoolClient, events: StoredEventOf<BookingRecords>[]): Promise<void> {
   for (const e of events) {
-    const d = e.data as unknown as BookingEventMap['BookingRecorded'];
+    const d = e.data;
     await client.query(
       `insert into telemetry_bookings (booking_id, region, fabric, gpu, nodes, gpus_per_node, rate_usd_per_gpu_hour, term_start_ms, term_end_ms)
        values ($1,$2,$3,$4,$5,$6,$7,$8,$9) on conflict (booking_id) do nothing`,
@@ -36,12 +44,12 @@ async function upsertBookings(client: pg.PoolClient, events: StoredEvent[]): Pro
   }
 }
 
-async function foldRuns(client: pg.PoolClient, events: StoredEvent[]): Promise<void> {
-  const ids = [...new Set(events.map((e) => e.data.run_id as string))];
+async function foldRuns(client: pg.PoolClient, events: StoredEventOf<RunTelemetryEvents>[]): Promise<void> {
+  const ids = [...new Set(events.map((e) => e.data.run_id))];
   const { rows } = await client.query<{ run_id: string; state: RunTelemetry }>('select run_id, state from telemetry_runs where run_id = any($1)', [ids]);
   const states = new Map(rows.map((r) => [r.run_id, r.state]));
   for (const e of events) {
-    const id = e.data.run_id as string;
+    const id = e.data.run_id;
     const s = states.get(id) ?? emptyRunTelemetry(id);
     applyRunEvent(s, { type: e.type, data: e.data, at: e.recordedAt.getTime() });
     states.set(id, s);

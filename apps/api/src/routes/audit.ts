@@ -1,8 +1,8 @@
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
+import { idToken } from '@ito/runs';
 import { auditProjections } from '../audit/audit-projections.js';
 import { defineRoute, type RegisteredRoute } from '../http/route.js';
-import { idToken } from '../ids.js';
 import type { Resources } from '../resources.js';
 import { auditDigest, auditRecords, auditReplay, parseAsOf } from '../services/audit-service.js';
 

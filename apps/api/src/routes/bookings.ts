@@ -1,8 +1,8 @@
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { manifestDigestSchema } from '@ito/contracts';
+import { idToken } from '@ito/runs';
 import { defineRoute, idParams, type RegisteredRoute } from '../http/route.js';
-import { idToken } from '../ids.js';
 import type { Resources } from '../resources.js';
 import { issueEligibility, listBookingViews, showBooking } from '../services/booking-service.js';
 import { previewPlan } from '../services/plan-service.js';

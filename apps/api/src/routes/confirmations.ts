@@ -1,8 +1,8 @@
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { manifestDigestSchema } from '@ito/contracts';
+import { idToken } from '@ito/runs';
 import { defineRoute, refParams, type RegisteredRoute } from '../http/route.js';
-import { idToken } from '../ids.js';
 import type { Resources } from '../resources.js';
 import type { Principal } from '../auth/principal.js';
 import { decideConfirmation, requestConfirmation, showConfirmation } from '../services/confirmation-service.js';

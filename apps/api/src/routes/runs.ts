@@ -1,8 +1,8 @@
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { manifestDigestSchema } from '@ito/contracts';
+import { idToken } from '@ito/runs';
 import { defineRoute, idParams, type RegisteredRoute } from '../http/route.js';
-import { idToken } from '../ids.js';
 import { eligibilityIdSchema } from '../services/booking-service.js';
 import type { Resources } from '../resources.js';
 import { runLifecycle, type LifecycleAction } from '../services/lifecycle-service.js';

@@ -2,23 +2,13 @@ import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import { ItoError } from '@ito/contracts';
 import { ELIGIBILITY_TTL_MS, checkBookingExpectation, checkBookingUsable, eligibilityBinding, type Booking, type BookingExpectation } from '@ito/domain';
-import { getBooking, listBookings } from '../db/queries.js';
+import { bookingRecord, getBooking, listBookings } from '@ito/runs';
 import type { Resources } from '../resources.js';
 
+/** A booking as the API shows it: what its BookingRecorded records, with the account and the term as one object. */
 export function bookingView(b: Booking) {
-  return {
-    booking_id: b.booking_id,
-    account_id: b.tenant_id,
-    status: b.status,
-    gpu: b.gpu,
-    nodes: b.nodes,
-    gpus_per_node: b.gpus_per_node,
-    region: b.region,
-    fabric: b.fabric,
-    term: { start: b.term_start.toISOString(), end: b.term_end.toISOString() },
-    rate_usd_per_gpu_hour: b.rate_usd_per_gpu_hour,
-    node_inventory: b.node_inventory,
-  };
+  const { booking_id, term_start, term_end, ...fields } = bookingRecord(b);
+  return { booking_id, account_id: b.tenant_id, ...fields, term: { start: term_start, end: term_end } };
 }
 
 export async function listBookingViews(res: Resources, tenantId: string) {

@@ -1,4 +1,4 @@
-import { ItoError, type ConfirmationAction } from '@ito/contracts';
+import { ItoError, type ConfirmationRequest } from '@ito/contracts';
 import {
   DEFAULT_CONFIRMATION_TTL_MS,
   checkBookingUsable,
@@ -13,21 +13,14 @@ import {
   type Decider,
 } from '@ito/domain';
 import type { LedgerTx } from '@ito/ledger';
-import { getBooking, getConfirmation, getRun, getTenantPolicy, saveManifest, type StoredConfirmation } from '../db/queries.js';
-import { newId } from '../ids.js';
+import { checkManifestOnce, getBooking, getConfirmation, getRun, getTenantPolicy, newId, planFor, saveManifest, type StoredConfirmation } from '@ito/runs';
 import type { Resources } from '../resources.js';
-import { checkManifestOnce } from './accepted-manifests.js';
 import { checkFileRefLinks } from './file-ref-links.js';
 import { storedManifestSummary } from './manifest-summary.js';
-import { planFor } from './plan-service.js';
 
 export function confirmationStreamId(ref: string): string {
   return `confirmation-${ref}`;
 }
-
-export type ConfirmationRequest =
-  | { action: 'train.create'; booking_id: string; manifest: string; manifest_digest: string }
-  | { action: Exclude<ConfirmationAction, 'train.create'>; run_id: string };
 
 /**
  * The public view of a confirmation; the approver sees what it is being asked to allow, and who asked. A

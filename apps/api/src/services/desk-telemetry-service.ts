@@ -1,4 +1,5 @@
 import type pg from 'pg';
+import { processSloTargets } from '@ito/runs';
 import {
   BADPUT_CAUSES,
   emptyUnit,
@@ -15,7 +16,6 @@ import {
 } from '@ito/telemetry';
 import { telemetryProjection } from '../projections/telemetry-projection.js';
 import type { Resources } from '../resources.js';
-import { processSloTargets } from './slo-targets.js';
 
 /**
  * Bookings that carried a time-scaled run (a simulation): their wall time says nothing of what was modelled, so

@@ -1,7 +1,7 @@
 import { ItoError } from '@ito/contracts';
 import { canonicalJson, sha256Hex, type LedgerTx } from '@ito/ledger';
+import { recordFailedConfirmationUse } from '@ito/runs';
 import type { Resources } from '../resources.js';
-import { recordFailedConfirmationUse } from '../db/queries.js';
 import { ConfirmationRefusal } from './use-confirmation.js';
 
 /** Idempotency keys: 1–255 printable ASCII characters (docs/contract.md, "Error codes"). */

@@ -1,8 +1,7 @@
 import { ItoError, type ConfirmationAction } from '@ito/contracts';
-import { decideRun, runStreamId, type ConfirmationBinding, type RunCommand } from '@ito/domain';
+import { decideRun, type ConfirmationBinding, type RunCommand } from '@ito/domain';
 import type { LedgerTx } from '@ito/ledger';
-import { getRun, type RunRow } from '../db/queries.js';
-import { bookingStreamId } from '../projections/bookings-projection.js';
+import { appendRunEvents, bookingStreamId, getRun, type RunRow } from '@ito/runs';
 import type { Resources } from '../resources.js';
 import { fingerprintOf, idempotent } from './idempotent.js';
 import { checkConfirmation, consumeInTransaction, requireConfirmationRef } from './use-confirmation.js';
@@ -64,11 +63,7 @@ export async function runLifecycle(res: Resources, tenantId: string, actor: stri
         { tenantId, expectedVersion: 'any' },
       );
     }
-    await tx.append(
-      runStreamId(run.run_id),
-      events.map((e) => ({ type: e.type, data: e.data as unknown as Record<string, unknown>, metadata: { actor, idempotencyKey: key } })),
-      { tenantId, expectedVersion: run.version },
-    );
+    await appendRunEvents(tx, run, events, { actor, idempotencyKey: key });
     const after = await getRun(tx.client, tenantId, run.run_id);
     return {
       run_id: run.run_id,

@@ -1,5 +1,5 @@
 import { manifestDigest, parseManifest, type Manifest } from '@ito/contracts';
-import { getManifestBody } from '../db/queries.js';
+import { getManifestBody } from '@ito/runs';
 import type { Resources } from '../resources.js';
 
 /**

@@ -1,8 +1,8 @@
 import { ItoError, formatBytes, formatLoss } from '@ito/contracts';
 import { incidentRecords, runStreamId, type RunEvent } from '@ito/domain';
 import type { StoredEvent } from '@ito/ledger';
+import { getRun, listRuns, type RunRow } from '@ito/runs';
 import { rolloutMetrics } from '../agent/rollout-service.js';
-import { getRun, listRuns, type RunRow } from '../db/queries.js';
 import type { Resources } from '../resources.js';
 import { runWaiting } from './run-waiting.js';
 import { stageWaits } from './stage-waits.js';

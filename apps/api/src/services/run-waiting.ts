@@ -1,6 +1,6 @@
 import { isTerminal, type RunState } from '@ito/contracts';
 import { waitingReasons, type WaitingReason } from '@ito/domain';
-import { bookingNodeLiveness } from '../db/queries.js';
+import { bookingNodeLiveness } from '@ito/runs';
 import type { Resources } from '../resources.js';
 
 /** A node is live when heard from within its heartbeat interval times the misses allowed (the monitor's rule). */

@@ -1,5 +1,5 @@
 import { firstStepAllowance } from '@ito/domain';
-import type { RunRow } from '../db/queries.js';
+import type { RunRow } from '@ito/runs';
 import type { Resources } from '../resources.js';
 
 interface StartingTask {

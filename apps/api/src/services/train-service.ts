@@ -8,17 +8,13 @@ import {
   decideRun,
   eligibilityBinding,
   initialRunState,
-  runStreamId,
   type ConfirmationBinding,
 } from '@ito/domain';
 import { canonicalJson } from '@ito/ledger';
-import { getTrainContext, type StoredConfirmation } from '../db/queries.js';
-import { newId } from '../ids.js';
+import { checkManifestOnce, createRun, getTrainContext, newId, planOrRefusal, type StoredConfirmation } from '@ito/runs';
 import { checkEligibilityId } from './booking-service.js';
 import type { Resources } from '../resources.js';
 import { fingerprintOf, idempotent } from './idempotent.js';
-import { checkManifestOnce } from './accepted-manifests.js';
-import { planOrRefusal } from './plan-service.js';
 import { checkConfirmationRecord, consumeInTransaction, requireConfirmationRef } from './use-confirmation.js';
 
 export interface TrainInput {
@@ -112,11 +108,7 @@ export async function train(res: Resources, tenantId: string, actor: string, key
       initialRunState(),
     );
     // The manifest's bytes were stored under this digest when the confirmation was requested.
-    const appended = await tx.append(
-      runStreamId(runId),
-      events.map((e) => ({ type: e.type, data: e.data as unknown as Record<string, unknown>, metadata: { actor, idempotencyKey: key } })),
-      { tenantId, expectedVersion: 'no_stream' },
-    );
+    const appended = await createRun(tx, tenantId, runId, events, { actor, idempotencyKey: key });
     return {
       run_id: runId,
       booking_id: booking.booking_id,

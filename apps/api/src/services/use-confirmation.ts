@@ -1,7 +1,7 @@
 import { ItoError, type ConfirmationAction } from '@ito/contracts';
 import { checkConfirmationUse, type ConfirmationBinding } from '@ito/domain';
 import type { LedgerTx } from '@ito/ledger';
-import { consumeConfirmation, getConfirmation, type StoredConfirmation } from '../db/queries.js';
+import { consumeConfirmation, getConfirmation, type StoredConfirmation } from '@ito/runs';
 import { confirmationStreamId } from './confirmation-service.js';
 
 /**

@@ -1,7 +1,7 @@
 import { mkdir, realpath } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { ItoError } from '@ito/contracts';
-import type { AdminService } from '@ito/api';
+import type { AdminService } from '@ito/runs';
 import type { ParsedCommand } from '../args/parse.js';
 import { keyValue } from '../human/format.js';
 

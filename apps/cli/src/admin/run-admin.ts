@@ -22,7 +22,7 @@ export async function runAdmin(parsed: ParsedCommand | UsageProblem): Promise<ne
   let pool: { end(): Promise<void> } | null = null;
   try {
     const url = await ledgerConnection(config);
-    const [{ default: pg }, { createAdminService }] = await Promise.all([import('pg'), import('@ito/api')]);
+    const [{ default: pg }, { createAdminService }] = await Promise.all([import('pg'), import('@ito/runs')]);
     const p = new pg.Pool({ connectionString: url, max: 2, connectionTimeoutMillis: config.ITO_CONNECT_TIMEOUT_MS });
     // A connection the server ends while idle surfaces through the next query instead of crashing the tool.
     p.on('error', () => undefined);

@@ -48,7 +48,7 @@ export interface VerbSpec {
 }
 
 /**
- * Ids in examples have the exact form the server issues (`<prefix>_` and 32 hex digits, apps/api/src/ids.ts), so
+ * Ids in examples have the exact form the server issues (`<prefix>_` and 32 hex digits, packages/runs/src/ids.ts), so
  * an example never teaches a shape the server would not recognise.
  */
 export const EXAMPLE_IDS = {

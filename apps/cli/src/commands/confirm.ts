@@ -1,5 +1,4 @@
-import { CONFIRMATION_ACTIONS, type ConfirmationAction } from '@ito/contracts';
-import type { ConfirmationRequest } from '@ito/client';
+import { CONFIRMATION_ACTIONS, type ConfirmationAction, type ConfirmationRequest } from '@ito/contracts';
 import { renderConfirmation } from '../human/views.js';
 import { readManifestSafely } from '../manifest/read-manifest.js';
 import { usageOutcome } from '../output.js';

@@ -3,7 +3,8 @@ import { renderCheckpoints, renderEvents, renderMetrics, renderRun, renderRunAct
 import { readManifestSafely } from '../manifest/read-manifest.js';
 import { usageOutcome, type Outcome } from '../output.js';
 import { flag, switchOn, type Handler } from './handler.js';
-import { followLogs, formatLogLine, readLogsFrom } from './logs.js';
+import { formatLogLine, readLogsFrom } from './log-pages.js';
+import { followLogs } from './logs.js';
 import { DEFAULT_INTERVAL_MS, watchRun } from './watch.js';
 import { ok, fail } from '@ito/contracts';
 

@@ -2,7 +2,7 @@ import { poll, type ItoApi, type RunSummary } from '@ito/client';
 import { isTerminal, type Envelope, type RunState } from '@ito/contracts';
 import type { Context } from '../context.js';
 import { paint, progressLine } from '../human/format.js';
-import { formatLogLine, readLogsFrom } from './logs.js';
+import { formatLogLine, readLogsFrom } from './log-pages.js';
 
 /**
  * The log lines `status --watch` keeps on screen: the run's turns (stages, gates, losses, resumes, the end).

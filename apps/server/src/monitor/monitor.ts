@@ -3,7 +3,7 @@ import { hostname } from 'node:os';
 import type pg from 'pg';
 import type { Logger } from '@ito/config';
 import type { Ledger } from '@ito/ledger';
-import { changeRun } from '@ito/api/write';
+import { changeRun } from '@ito/runs';
 import { decideNodeFailure, decideNodeRecovered, judgeNode, nextGraceFrom, type LivenessSettings, type NodeFailure } from '@ito/domain';
 import { LeaseLost, assertLease, releaseLease, takeLease } from './lease.js';
 import { observeActiveTasks, recoveredNodes, type ActiveTask } from './observations.js';

@@ -1,6 +1,6 @@
 import type pg from 'pg';
 import type { ItoConfig, Logger } from '@ito/config';
-import { createApiLedger } from '@ito/api/write';
+import { createApiLedger } from '@ito/runs';
 import { startMonitor, type RunningMonitor } from '../monitor/monitor.js';
 
 /**

@@ -1,7 +1,7 @@
 import { ItoError, type Manifest } from '@ito/contracts';
 import { checkBookingUsable, type LivePlan } from '@ito/domain';
 import { PLAN_ASSUMPTIONS } from '@ito/planner';
-import { getBooking, planFor } from '@ito/api/write';
+import { getBooking, planFor } from '@ito/runs';
 import type { PipelineResources } from '../resources.js';
 
 export type PlanningOutcome = { ok: true; plan: LivePlan } | { ok: false; reason: string; code: string };

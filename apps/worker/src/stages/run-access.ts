@@ -1,5 +1,5 @@
 import type { RunEvent, RunAggregate } from '@ito/domain';
-import { changeRun, getRun, type RunRow } from '@ito/api/write';
+import { changeRun, getRun, type RunRow } from '@ito/runs';
 import { PermanentJobError } from '@ito/queue';
 import type { PipelineResources } from '../resources.js';
 

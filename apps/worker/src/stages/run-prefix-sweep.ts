@@ -1,4 +1,4 @@
-import { checkManifestOnce, getManifestBody } from '@ito/api/write';
+import { checkManifestOnce, getManifestBody } from '@ito/runs';
 import { checkpointPrefix } from '@ito/domain';
 import { defaultStorageRegistry, isStorageError, removeUnderPrefix, type StoredObject } from '@ito/storage';
 import type { PipelineResources } from '../resources.js';

@@ -15,7 +15,7 @@ import {
   stillNeeded,
   type RunAggregate,
 } from '@ito/domain';
-import { appendRunEvents, checkManifestOnce, freeLiveNodes, getBooking, getManifestBody, getRun, getTenantPolicy, type RunRow } from '@ito/api/write';
+import { appendRunEvents, checkManifestOnce, freeLiveNodes, getBooking, getManifestBody, getRun, getTenantPolicy, type RunRow } from '@ito/runs';
 import { defaultStorageRegistry } from '@ito/storage';
 import type { PipelineResources } from '../resources.js';
 import { checkDataRefs } from './data-prep.js';

@@ -1,6 +1,6 @@
 import type pg from 'pg';
-import { RUN_EVENT_TYPES, evolveRun, initialRunState, normalizeRunAggregate, type RunAggregate, type RunEvent, type RunEventMap } from '@ito/domain';
-import type { InlineProjection, StoredEvent } from '@ito/ledger';
+import { RUN_EVENT_TYPES, evolveRun, initialRunState, normalizeRunAggregate, type RunAggregate, type RunEventMap } from '@ito/domain';
+import type { InlineProjection, StoredEventOf } from '@ito/ledger';
 import { takeLockedRun } from './known-runs.js';
 
 /**
@@ -11,17 +11,19 @@ export const RUN_EVENTS_CHANNEL = 'ito_run_events';
 /** Run ids per notification: a payload must stay under PostgreSQL's 8,000 bytes. */
 const NOTIFY_RUNS = 100;
 
+type RunStoredEvent = StoredEventOf<RunEventMap>;
+
 /**
  * The runs table, kept in the append transaction so a command reads its own write. The row holds the folded
  * aggregate; `state` and `stage` are copied out of it for queries. Rebuildable from position 0.
  */
-export const runsProjection: InlineProjection & { reset(client: pg.PoolClient): Promise<void> } = {
+export const runsProjection: InlineProjection<RunEventMap> & { reset(client: pg.PoolClient): Promise<void> } = {
   name: 'runs',
   handles: [...RUN_EVENT_TYPES],
   async apply(client, events) {
-    const byRun = new Map<string, StoredEvent[]>();
+    const byRun = new Map<string, RunStoredEvent[]>();
     for (const e of events) {
-      const runId = (e.data as { run_id?: string }).run_id;
+      const runId = e.data.run_id;
       if (runId) byRun.set(runId, [...(byRun.get(runId) ?? []), e]);
     }
     for (const [runId, runEvents] of byRun) await applyRunEvents(client, runId, runEvents);
@@ -41,7 +43,7 @@ export const runsProjection: InlineProjection & { reset(client: pg.PoolClient): 
  * Folds each run's events of this batch in memory and writes the row once: a ReserveRun's two events cost one
  * INSERT, not an INSERT and an UPDATE.
  */
-async function applyRunEvents(client: pg.PoolClient, runId: string, events: StoredEvent[]): Promise<void> {
+async function applyRunEvents(client: pg.PoolClient, runId: string, events: RunStoredEvent[]): Promise<void> {
   const first = events[0]!;
   let aggregate: RunAggregate;
   let isNew = false;
@@ -49,7 +51,7 @@ async function applyRunEvents(client: pg.PoolClient, runId: string, events: Stor
   if (first.type === 'RunReserved') {
     aggregate = initialRunState();
     isNew = true;
-    reserved = first.data as unknown as RunEventMap['RunReserved'];
+    reserved = first.data;
   } else {
     const locked = takeLockedRun(client, runId, first.streamVersion - 1);
     if (locked) aggregate = locked;
@@ -62,7 +64,7 @@ async function applyRunEvents(client: pg.PoolClient, runId: string, events: Stor
   // Replaying events the row already holds (a rebuild racing an append) changes nothing.
   const fresh = events.filter((e) => e.streamVersion > aggregate.version);
   if (fresh.length === 0) return;
-  for (const e of fresh) aggregate = evolveRun(aggregate, { type: e.type, data: e.data } as RunEvent);
+  for (const e of fresh) aggregate = evolveRun(aggregate, e);
   const last = fresh.at(-1)!;
   if (isNew && reserved) {
     await client.query({

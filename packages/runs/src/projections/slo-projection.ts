@@ -1,8 +1,11 @@
 import type pg from 'pg';
 import type { RunEventMap, SloName } from '@ito/domain';
-import type { InlineProjection, StoredEvent } from '@ito/ledger';
+import type { InlineProjection, StoredEventOf } from '@ito/ledger';
 
 /** Upper bounds of the SLO histograms' buckets, in seconds: they bracket the default targets and the seed's bounds. */
+/** The events the SLO counts are made of. */
+type SloEvents = Pick<RunEventMap, 'RunResumed' | 'SloBreached'>;
+
 export const SLO_BUCKETS = [1, 2, 5, 10, 20, 30, 60, 120, 300, 600, 900] as const;
 
 /** The bucket a latency counts in: the index of the first bound it does not exceed, SLO_BUCKETS.length for +Inf. */
@@ -11,7 +14,7 @@ export function sloBucketOf(seconds: number): number {
   return i < 0 ? SLO_BUCKETS.length : i;
 }
 
-async function countLatency(client: pg.PoolClient, e: StoredEvent, latency: SloName, kind: string, seconds: number | undefined): Promise<void> {
+async function countLatency(client: pg.PoolClient, e: StoredEventOf<SloEvents>, latency: SloName, kind: string, seconds: number | undefined): Promise<void> {
   if (seconds === undefined || !Number.isFinite(seconds)) return;
   await client.query({
     name: 'ito_slo_latency_count',
@@ -26,18 +29,18 @@ async function countLatency(client: pg.PoolClient, e: StoredEvent, latency: SloN
  * its detection and resume latency in their buckets, each `SloBreached` counts once. Counts, not rows per incident,
  * so /metrics reads a few rows whatever the history; a replay in ledger order adds up to the same counts and sums.
  */
-export const sloProjection: InlineProjection & { reset(client: pg.PoolClient): Promise<void> } = {
+export const sloProjection: InlineProjection<SloEvents> & { reset(client: pg.PoolClient): Promise<void> } = {
   name: 'slo',
   handles: ['RunResumed', 'SloBreached'],
   async apply(client, events) {
     for (const e of events) {
       if (e.type === 'RunResumed') {
-        const d = e.data as unknown as RunEventMap['RunResumed'];
+        const d = e.data;
         if (!d.incident) continue;
         await countLatency(client, e, 'detection', d.incident.kind, d.detection_latency_s);
         await countLatency(client, e, 'resume', d.incident.kind, d.resume_latency_s);
       } else {
-        const d = e.data as unknown as RunEventMap['SloBreached'];
+        const d = e.data;
         await client.query({
           name: 'ito_slo_breach_count',
           text: `insert into slo_breach_counts (tenant_id, slo, bound, count) values ($1,$2,$3,1)

@@ -15,15 +15,6 @@ export function hashSecret(secret: string): string {
   return createHash('sha256').update(secret).digest('hex');
 }
 
-const BEARER = /^Bearer ([A-Za-z0-9_\-]{10,200})$/;
-
-/** Extracts the bearer credential from an Authorization header; anything else is no credential. */
-export function bearerFrom(header: string | undefined): string | null {
-  if (!header) return null;
-  const m = BEARER.exec(header.trim());
-  return m ? m[1]! : null;
-}
-
 /** Exactly what `newSecret` makes: anything else cannot be a credential and is refused without a lookup. */
 const CREDENTIAL_SHAPE = /^ito_(?:sk|nc)_[A-Za-z0-9_-]{43}$/;
 

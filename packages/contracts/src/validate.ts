@@ -1,5 +1,7 @@
 import type { z } from 'zod';
-import { ItoError, describeIssues, vocabularyOf } from '@ito/contracts';
+import { ItoError } from './envelope.js';
+import { describeIssues } from './input-issues.js';
+import { vocabularyOf } from './json-path.js';
 
 /**
  * Parses an outside input with its schema; a failure is `validation_failed` naming the first bad path. Issues

@@ -14,6 +14,12 @@ export function rememberLockedRun(client: pg.PoolClient, runId: string, version:
   runs.set(runId, { version, aggregate });
 }
 
+/** The aggregate as of `version`, if this connection locked and read it at that version; still remembered after. */
+export function lockedRunAt(client: pg.PoolClient, runId: string, version: number): RunAggregate | null {
+  const hit = known.get(client)?.get(runId);
+  return hit && hit.version === version ? hit.aggregate : null;
+}
+
 /** The aggregate as of `version`, if this connection locked and read it at that version; forgotten once taken. */
 export function takeLockedRun(client: pg.PoolClient, runId: string, version: number): RunAggregate | null {
   const runs = known.get(client);

@@ -1,24 +1,13 @@
 import type pg from 'pg';
 import { z } from 'zod';
-import { BOOKING_STATUSES, FLEET_SCOPE, ItoError, TENANT_SCOPES, type Scope } from '@ito/contracts';
+import { BOOKING_STATUSES, FLEET_SCOPE, ItoError, TENANT_SCOPES, validate, type Scope } from '@ito/contracts';
 import type { Logger } from '@ito/config';
 import { DEFAULT_TENANT_POLICY, MAX_FILE_PATH_LENGTH, MAX_FILE_ROOTS, isNormalisedAbsolutePath, type TenantPolicy } from '@ito/domain';
-import { createLedger, type Ledger } from '@ito/ledger';
-import { hashSecret, newSecret } from '../auth/credentials.js';
-import { validate } from '../validate.js';
+import type { Ledger } from '@ito/ledger';
+import { hashSecret, newSecret } from '../credentials.js';
 import { isId, newId, type IdPrefix } from '../ids.js';
-import { bookingStreamId, bookingsProjection } from '../projections/bookings-projection.js';
-import { runsProjection } from '../projections/runs-projection.js';
-import { tasksProjection } from '../projections/tasks-projection.js';
-import { sloProjection } from '../projections/slo-projection.js';
-
-/** The projections every writer of the ledger must keep inline (the API and the operator tool alike). */
-// Order matters: the tasks projection reads the run's row that the runs projection wrote in the same batch.
-export const INLINE_PROJECTIONS = [runsProjection, tasksProjection, bookingsProjection, sloProjection];
-
-export function createApiLedger(pool: pg.Pool): Ledger {
-  return createLedger({ pool, inlineProjections: INLINE_PROJECTIONS });
-}
+import { bookingRecord, bookingStreamId } from '../projections/bookings-projection.js';
+import { createApiLedger } from '../run-ledger.js';
 
 export const REQUESTER_SCOPES: Scope[] = ['runs:read', 'runs:write'];
 export const APPROVER_SCOPES: Scope[] = ['runs:read', 'confirmations:approve'];
@@ -247,19 +236,7 @@ export function createAdminService(deps: { pool: pg.Pool; logger?: Logger; ledge
       return ledger.transaction(async (tx) => {
         const { rowCount } = await tx.client.query('select 1 from tenants where tenant_id = $1', [b.tenant_id]);
         if (!rowCount) throw new ItoError('not_found', `tenant ${b.tenant_id} not found`);
-        const data = {
-          booking_id: bookingId,
-          status: b.status,
-          gpu: b.gpu,
-          nodes: b.nodes,
-          gpus_per_node: b.gpus_per_node,
-          region: b.region,
-          fabric: b.fabric,
-          term_start: new Date(b.term_start).toISOString(),
-          term_end: new Date(b.term_end).toISOString(),
-          rate_usd_per_gpu_hour: b.rate_usd_per_gpu_hour,
-          node_inventory: inventory,
-        };
+        const data = bookingRecord({ ...b, booking_id: bookingId, term_start: new Date(b.term_start), term_end: new Date(b.term_end), node_inventory: inventory });
         await tx.append(bookingStreamId(bookingId), [{ type: 'BookingRecorded', data }], { tenantId: b.tenant_id, expectedVersion: 'no_stream' });
         return data;
       });

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { ItoError, manifestDigest } from '@ito/contracts';
-import { checkManifest } from '../src/services/manifest-gate.js';
+import { checkManifest } from '../src/manifest/manifest-gate.js';
 
 /**
  * The manifest gate on its own: which refusal, in which order, and what each one says. The HTTP route's tests

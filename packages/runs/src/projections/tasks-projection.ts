@@ -1,6 +1,6 @@
 import type pg from 'pg';
 import type { RunEventMap } from '@ito/domain';
-import type { InlineProjection, StoredEvent } from '@ito/ledger';
+import type { InlineProjection, StoredEventOf } from '@ito/ledger';
 
 /** The channel a long-polling agent's API process listens on; the payload is the node id with new or withdrawn work. */
 export const ASSIGNMENTS_CHANNEL = 'ito_assignments';
@@ -20,6 +20,9 @@ const TASK_EVENT_TYPES = [
   'BudgetExhausted',
 ] as const;
 
+/** The run events that change a node's tasks. */
+type TaskEvents = Pick<RunEventMap, (typeof TASK_EVENT_TYPES)[number]>;
+
 const ENDS_RUN = new Set<string>(['RunCancelled', 'RunFailed', 'RunSucceeded', 'EvalGateFailed', 'BudgetExhausted']);
 
 /**
@@ -27,7 +30,7 @@ const ENDS_RUN = new Set<string>(['RunCancelled', 'RunFailed', 'RunSucceeded', '
  * commits, and never after it was withdrawn). Each change wakes the affected node's long poll through
  * NOTIFY, which PostgreSQL delivers only if the transaction commits.
  */
-export const tasksProjection: InlineProjection & { reset(client: pg.PoolClient): Promise<void> } = {
+export const tasksProjection: InlineProjection<TaskEvents> & { reset(client: pg.PoolClient): Promise<void> } = {
   name: 'tasks',
   handles: [...TASK_EVENT_TYPES],
   async apply(client, events) {
@@ -43,11 +46,11 @@ export const tasksProjection: InlineProjection & { reset(client: pg.PoolClient):
 };
 
 /** Applies one event; returns the nodes whose assignments changed. */
-async function applyOne(client: pg.PoolClient, e: StoredEvent): Promise<string[]> {
-  const runId = (e.data as { run_id?: string }).run_id;
+async function applyOne(client: pg.PoolClient, e: StoredEventOf<TaskEvents>): Promise<string[]> {
+  const runId = e.data.run_id;
   if (!runId) return [];
   if (e.type === 'StageStarted') {
-    const d = e.data as unknown as RunEventMap['StageStarted'];
+    const d = e.data;
     if (!d.tasks || !d.spec) return [];
     // One statement for every task of the attempt; the booking comes from the run's row, written first.
     await client.query({
@@ -62,7 +65,7 @@ async function applyOne(client: pg.PoolClient, e: StoredEvent): Promise<string[]
     return d.tasks.map((t) => t.node_id);
   }
   if (e.type === 'TasksWithdrawn') {
-    const d = e.data as unknown as RunEventMap['TasksWithdrawn'];
+    const d = e.data;
     const { rows } = await client.query<{ node_id: string }>(
       `update tasks set status = 'withdrawn', updated_at = $2 where task_id = any($1::text[]) and status in ('assigned', 'running') returning node_id`,
       [d.task_ids, e.recordedAt],

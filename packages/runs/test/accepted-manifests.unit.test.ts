@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { manifestDigest } from '@ito/contracts';
 import { EXAMPLE_MANIFEST } from '../../../test/support/api.js';
-import { checkManifestOnce } from '../src/services/accepted-manifests.js';
+import { checkManifestOnce } from '../src/manifest/accepted-manifests.js';
 
 describe('the manifest gate, once per distinct manifest', () => {
   it('answers the same bytes with the same frozen manifest, so nobody can change what another request reads', () => {

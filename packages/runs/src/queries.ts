@@ -1,6 +1,6 @@
 import type pg from 'pg';
 import type { Rendezvous, RunState } from '@ito/contracts';
-import { isId } from '../ids.js';
+import { isId } from './ids.js';
 import { DEFAULT_TENANT_POLICY, MAX_FAILED_USES, normalizeRunAggregate, type Booking, type ConfirmationRecord, type RunAggregate, type RunEventMap, type TenantPolicy } from '@ito/domain';
 
 /**
