@@ -30,14 +30,15 @@ const INLINE: PageRunner = {
 };
 
 /**
- * The worker's module beside this one: compiled JavaScript once built. Run from the TypeScript sources (the
- * tests and benches do), the worker is the .ts file and needs the same loader the sources run under.
+ * The worker's module beside this one: compiled JavaScript once built, started with no flags of the parent's
+ * (a loader the parent runs under would cost each thread its memory and start-up for nothing). Run from the
+ * TypeScript sources (the tests do), the worker is the .ts file and needs a TypeScript loader.
  */
 function startWorker(): Worker {
   const fromSources = import.meta.url.endsWith('.ts');
   return fromSources
     ? new Worker(new URL('./page-worker.ts', import.meta.url), { execArgv: ['--import', 'tsx'] })
-    : new Worker(new URL('./page-worker.js', import.meta.url));
+    : new Worker(new URL('./page-worker.js', import.meta.url), { execArgv: [] });
 }
 
 type Pending = { resolve: (o: PageOutcome) => void; reject: (e: Error) => void };
