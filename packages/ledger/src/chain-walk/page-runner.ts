@@ -36,9 +36,12 @@ const INLINE: PageRunner = {
  */
 function startWorker(): Worker {
   const fromSources = import.meta.url.endsWith('.ts');
+  // A page's parsed rows are garbage once hashed: a small young generation collects them early, where the
+  // default let each thread's heap grow by a hundred MiB or so before collecting.
+  const resourceLimits = { maxYoungGenerationSizeMb: 8 };
   return fromSources
-    ? new Worker(new URL('./page-worker.ts', import.meta.url), { execArgv: ['--import', 'tsx'] })
-    : new Worker(new URL('./page-worker.js', import.meta.url), { execArgv: [] });
+    ? new Worker(new URL('./page-worker.ts', import.meta.url), { execArgv: ['--import', 'tsx'], resourceLimits })
+    : new Worker(new URL('./page-worker.js', import.meta.url), { execArgv: [], resourceLimits });
 }
 
 type Pending = { resolve: (o: PageOutcome) => void; reject: (e: Error) => void };
