@@ -40,7 +40,7 @@ function serialise(input: unknown, key: string): string | undefined {
   if (typeof input === 'number') return Number.isFinite(input) ? JSON.stringify(input) : 'null';
   if (input === null) return 'null';
   if (typeof input === 'boolean') return input ? 'true' : 'false';
-  let value = input;
+  let value: unknown = input;
   if (typeof value === 'object' && typeof (value as { toJSON?: unknown }).toJSON === 'function') {
     value = (value as { toJSON(k: string): unknown }).toJSON(key);
     // What toJSON answers is serialised as it is (its own toJSON, if it has one, is not called).
