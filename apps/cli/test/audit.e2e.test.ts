@@ -126,6 +126,8 @@ describe('ito audit', () => {
     expect(data).toMatchObject({ verified: true, anchor: 'signature_verified', head: full.head });
     expect(data.since.tenant_seq).toBeGreaterThan(0);
     expect(data.checked).toBe(full.checked - data.since.tenant_seq);
+    const withExport = await runCli(['audit', 'verify', '--since-digest', '--export', join(dir, 'export.jsonl'), '--json'], { env });
+    expect([withExport.code, withExport.json().live_api_contacted]).toEqual([2, false]);
 
     const positionOf = async (run: string, version: number) =>
       Number((await api.pool.query<{ position: string }>('select position::text as position from events where stream_id = $1 and stream_version = $2', [`run-${run}`, version])).rows[0]!.position);

@@ -70,6 +70,7 @@ export const auditVerifyCommand: Handler = async (cmd, ctx) => {
   const key = await publicKeyFlag(flag(cmd, 'public-key'));
   if (isOutcome(key)) return key;
   const file = flag(cmd, 'export');
+  if (file !== undefined && switchOn(cmd, 'since-digest')) return usageOutcome('--since-digest walks the server\'s chain from its last digest; an export file is verified whole, without it');
   if (file !== undefined) return verifyExport(file, key);
 
   const api = await ctx.api();
