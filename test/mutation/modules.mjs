@@ -31,7 +31,8 @@ export const MUTATION_MODULES = {
     tests: ['packages/client/test/*.unit.test.ts', 'packages/client/test/exchange.int.test.ts', 'packages/client/test/client.int.test.ts'],
   },
   'ledger-append-idempotency-verify': {
-    mutate: ['packages/ledger/src/append.ts', 'packages/ledger/src/idempotency.ts', 'packages/ledger/src/verify.ts'],
+    // link-rules.ts holds verify's checks and their order (verify.ts pages and joins them).
+    mutate: ['packages/ledger/src/append.ts', 'packages/ledger/src/idempotency.ts', 'packages/ledger/src/verify.ts', 'packages/ledger/src/audit/link-rules.ts'],
     tests: [
       'packages/ledger/test/append.int.test.ts',
       'packages/ledger/test/idempotency.int.test.ts',
@@ -39,6 +40,8 @@ export const MUTATION_MODULES = {
       'packages/ledger/test/chain.int.test.ts',
       'packages/ledger/test/chain-tamper.int.test.ts',
       'packages/ledger/test/chain-order.int.test.ts',
+      'packages/ledger/test/audit-chain.int.test.ts',
+      'packages/ledger/test/verify-since-digest.int.test.ts',
     ],
   },
   'pipeline-orchestrator': {

@@ -5,20 +5,21 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { publishDigest } from '@ito/ledger';
 import { settled } from '../../../packages/ledger/test/harness.js';
-import { seedTenant, startApi, trainBody, trainConfirmation, type Api } from '../../../test/support/api.js';
+import { seedTenant, startApi, trainBody, trainConfirmation, type Api, type Seed } from '../../../test/support/api.js';
 import { runCli } from './support/cli.js';
 
 let api: Api;
 let env: Record<string, string>;
 let runId: string;
 let tenantId: string;
+let seed: Seed;
 const dir = mkdtempSync(join(tmpdir(), 'ito-audit-'));
 const pub = join(dir, 'audit.pub');
 const otherPub = join(dir, 'other.pub');
 
 beforeAll(async () => {
   api = await startApi();
-  const seed = await seedTenant(api);
+  seed = await seedTenant(api);
   tenantId = seed.tenant.tenant_id;
   const ref = await trainConfirmation(api, seed);
   const r = await api.call('POST', '/v1/runs', { key: seed.requester, body: trainBody(seed, ref), headers: { 'idempotency-key': 'audit-cli-1' } });
@@ -111,5 +112,44 @@ describe('ito audit', () => {
     expect(then.json().data.runs).toEqual([expect.objectContaining({ run_id: runId, version: 1 })]);
     const usage = await runCli(['audit', 'replay', '--as-of', 'last tuesday', '--json'], { env });
     expect([usage.code, usage.json().live_api_contacted]).toEqual([2, false]);
+  });
+
+  it('verify --since-digest walks only what follows the signed digest: a change after it is named, one before it is left to the digest', async () => {
+    const ref = await trainConfirmation(api, seed);
+    const r = await api.call('POST', '/v1/runs', { key: seed.requester, body: trainBody(seed, ref), headers: { 'idempotency-key': 'audit-cli-2' } });
+    await settled(api.pool);
+    await api.ledger.sealPending();
+    const full = (await runCli(['audit', 'verify', '--json'], { env })).json().data;
+    const since = await runCli(['audit', 'verify', '--since-digest', '--public-key', pub, '--json'], { env });
+    expect(since.code).toBe(0);
+    const data = since.json().data;
+    expect(data).toMatchObject({ verified: true, anchor: 'signature_verified', head: full.head });
+    expect(data.since.tenant_seq).toBeGreaterThan(0);
+    expect(data.checked).toBe(full.checked - data.since.tenant_seq);
+    const withExport = await runCli(['audit', 'verify', '--since-digest', '--export', join(dir, 'export.jsonl'), '--json'], { env });
+    expect([withExport.code, withExport.json().live_api_contacted]).toEqual([2, false]);
+
+    const positionOf = async (run: string, version: number) =>
+      Number((await api.pool.query<{ position: string }>('select position::text as position from events where stream_id = $1 and stream_version = $2', [`run-${run}`, version])).rows[0]!.position);
+    const alter = async (position: number, body: () => Promise<void>) => {
+      const { rows } = await api.pool.query<{ data: unknown }>('select data from events where position = $1', [position]);
+      await api.pool.query(`update events set data = data || '{"estimated_cost_usd": 1}' where position = $1`, [position]);
+      try {
+        await body();
+      } finally {
+        await api.pool.query('update events set data = $2::jsonb where position = $1', [position, JSON.stringify(rows[0]!.data)]);
+      }
+    };
+    const after = await positionOf(r.body.data.run_id, 1);
+    await alter(after, async () => {
+      const res = await runCli(['audit', 'verify', '--since-digest', '--json'], { env });
+      expect(res.code).toBe(1);
+      expect(res.json().error).toMatchObject({ code: 'audit_verification_failed', details: { first_bad_position: after } });
+    });
+    const before = await positionOf(runId, 2);
+    await alter(before, async () => {
+      expect((await runCli(['audit', 'verify', '--since-digest', '--public-key', pub, '--json'], { env })).code).toBe(0);
+      expect((await runCli(['audit', 'verify', '--json'], { env })).json().error).toMatchObject({ details: { first_bad_position: before } });
+    });
   });
 });

@@ -2,7 +2,10 @@ import type { KeyObject } from 'node:crypto';
 import type pg from 'pg';
 import { DIGEST_FORMAT, signDigest, type AuditDigest, type SignedDigest } from './audit/digest.js';
 import { merkleProof, merkleRoot, type ProofStep, type TenantHead } from './audit/merkle.js';
-import { TenantChainWalker, verifyTenantRecords, type AuditRecord, type RecordsVerdict } from './audit/records.js';
+import { CHAIN_START, TENANT_CHAIN } from './audit/link-rules.js';
+import { verifyTenantRecords, type AuditRecord, type RecordsVerdict } from './audit/records.js';
+import { anchoredStart } from './audit/since-digest.js';
+import { walkChain, type WalkOptions } from './chain-walk/walk.js';
 import type { Ledger } from './types.js';
 
 type Db = pg.Pool | pg.PoolClient;
@@ -60,24 +63,70 @@ export async function readTenantRecords(db: Db, tenantId: string, opts: { afterS
   }));
 }
 
-/** Walks a tenant's chain in the database, page by page, with the same walker an offline verifier uses. */
-export async function verifyTenantChain(db: Db, tenantId: string, pageSize = 5000): Promise<RecordsVerdict> {
-  const walker = new TenantChainWalker(tenantId);
-  let after = 0;
-  for (;;) {
-    const page = await readTenantRecords(db, tenantId, { afterSeq: after, limit: pageSize });
-    for (const r of page) if (!walker.push(r)) return walker.verdict();
-    if (page.length < pageSize) return walker.verdict();
-    after = page[page.length - 1]!.tenant_seq;
-  }
+/**
+ * Walks a tenant's chain in the database with the checks an offline verifier makes (link-rules.ts), in pages
+ * hashed on threads of their own once the chain is long (chain-walk/walk.ts). A number is the page size.
+ */
+export async function verifyTenantChain(db: Db, tenantId: string, opts: number | WalkOptions = {}): Promise<RecordsVerdict> {
+  return verifyTenantFrom(db, tenantId, null, typeof opts === 'number' ? { pageSize: opts } : opts);
+}
+
+async function verifyTenantFrom(db: Db, tenantId: string, from: { tenant_seq: number; hash: string } | null, opts: WalkOptions): Promise<RecordsVerdict> {
+  const start = from ? { ...CHAIN_START, seq: from.tenant_seq, hash: from.hash } : CHAIN_START;
+  const remaining = async () => {
+    const { rows } = await db.query<{ seq: string | null }>('select max(tenant_seq)::text as seq from tenant_chain where tenant_id = $1', [tenantId]);
+    return Math.max(0, Number(rows[0]?.seq ?? 0) - start.seq);
+  };
+  const walk = await walkChain(db, { chain: 'tenant', tenantId }, TENANT_CHAIN, start, { ...opts, remaining });
+  if (!walk.ok) return { ok: false, checked: walk.checked, first_bad_position: walk.position, reason: walk.reason };
+  return { ok: true, checked: walk.checked, head: walk.state.hash === null ? null : { tenant_seq: walk.state.seq, hash: walk.state.hash } };
+}
+
+/** A tenant's verdict from a digest on: the leaf it started after (null: the tenant had no link then). */
+export type TenantSinceDigestVerdict = RecordsVerdict & { since: { seq: number; tenant_seq: number | null; signature: 'verified' | 'not_checked' } };
+
+/**
+ * Checks only what follows a signed digest in the tenant's chain: the tenant's leaf under the digest must reach
+ * the digest's root through its Merkle path (and, with a key, the signature must verify), and the walk starts
+ * after that leaf, so its cost grows with the links appended since the digest. Links before the leaf are not
+ * looked at again: the digest vouches for them.
+ */
+export async function verifyTenantChainSince(
+  db: Db,
+  tenantId: string,
+  signed: SignedDigest,
+  opts: WalkOptions & { publicKey?: KeyObject } = {},
+): Promise<TenantSinceDigestVerdict> {
+  const anchor = await anchorFor(db, tenantId, signed);
+  const start = anchoredStart(tenantId, signed, anchor, opts.publicKey ?? null);
+  const since = { seq: signed.digest.seq, tenant_seq: anchor?.leaf.tenant_seq ?? null, signature: opts.publicKey ? 'verified' : 'not_checked' } as const;
+  // No link of this tenant to name when the digest itself fails: 0, which no event has.
+  if ('reason' in start) return { ok: false, checked: 0, first_bad_position: 0, reason: start.reason, since };
+  return { ...(await verifyTenantFrom(db, tenantId, start.from, opts)), since };
 }
 export { verifyTenantRecords };
 
-/** Every tenant's head as of global link `seq`: its link with the highest tenant_seq at or below it. */
+/**
+ * Every tenant's head as of global link `seq`: its link with the highest tenant_seq at or below it. The tenants
+ * are found by skipping along the primary key (one probe each), and each head by reading the tenant's links
+ * back from its newest: so the cost follows the number of tenants and the links after `seq`, not the history
+ * (a digest's anchor, read by `--since-digest`, costs what is new).
+ */
 export async function tenantHeadsAt(db: Db, seq: number): Promise<TenantHead[]> {
   const { rows } = await db.query<{ tenant_id: string; tenant_seq: string; hash: string }>(
-    `select distinct on (tenant_id) tenant_id, tenant_seq::text as tenant_seq, hash
-     from tenant_chain where seq <= $1 order by tenant_chain.tenant_id, tenant_chain.tenant_seq desc`,
+    `with recursive tenants(tenant_id) as (
+       (select t.tenant_id from tenant_chain t order by t.tenant_id limit 1)
+       union all
+       select (select t.tenant_id from tenant_chain t where t.tenant_id > x.tenant_id order by t.tenant_id limit 1)
+       from tenants x where x.tenant_id is not null
+     )
+     select x.tenant_id, h.tenant_seq::text as tenant_seq, h.hash
+     from tenants x
+     cross join lateral (
+       select t.tenant_seq, t.hash from tenant_chain t where t.tenant_id = x.tenant_id and t.seq <= $1 order by t.tenant_seq desc limit 1
+     ) h
+     where x.tenant_id is not null
+     order by x.tenant_id`,
     [seq],
   );
   return rows.map((r) => ({ tenantId: r.tenant_id, tenantSeq: Number(r.tenant_seq), hash: r.hash }));

@@ -6,6 +6,7 @@ export { canonicalJson, sha256Hex } from './canonical-json.js';
 export { contentHash, linkHash } from './hashing.js';
 export { tenantLinkHash, type TenantLink } from './audit/tenant-link.js';
 export { TenantChainWalker, verifyTenantRecords, type AuditEventBody, type AuditRecord, type RecordsVerdict } from './audit/records.js';
+export { anchoredStart, type DigestAnchor } from './audit/since-digest.js';
 export { leafHash, merkleProof, merkleRoot, rootFromProof, type ProofStep, type TenantHead } from './audit/merkle.js';
 export { DIGEST_FORMAT, keyIdOf, loadPublicKey, loadSigningKey, signDigest, verifyDigestSignature, type AuditDigest, type SignedDigest } from './audit/digest.js';
 export {

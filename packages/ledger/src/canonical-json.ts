@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 
 /**
  * Canonical JSON in the manner of RFC 8785 (JCS): object keys sorted by UTF-16 code units, no whitespace,
@@ -15,22 +15,38 @@ export function canonicalJson(value: unknown): string {
   return out;
 }
 
+/** One-shot `hash` rather than `createHash(...).update().digest()`: the same digest without a Hash object per
+ * call, which cost several times the hashing itself on the small texts of events and links. */
 export function sha256Hex(text: string): string {
-  return createHash('sha256').update(text, 'utf8').digest('hex');
+  return hash('sha256', text, 'hex');
 }
 
+/** Keys repeat from one event to the next: their quoted forms are kept (short keys only, a bounded number). */
+const quotedKeys = new Map<string, string>();
+
+function quoteKey(k: string): string {
+  let q = quotedKeys.get(k);
+  if (q === undefined) {
+    q = JSON.stringify(k);
+    if (k.length <= 64 && quotedKeys.size < 10_000) quotedKeys.set(k, q);
+  }
+  return q;
+}
+
+// Written for speed (verify runs it twice per event): primitives first, strings built by concatenation, keys
+// sorted only when they are not in order already. The output is the same as the plain recursive form.
 function serialise(input: unknown, key: string): string | undefined {
-  let value = input;
-  if (value !== null && typeof value === 'object' && typeof (value as { toJSON?: unknown }).toJSON === 'function') {
+  if (typeof input === 'string') return JSON.stringify(input);
+  if (typeof input === 'number') return Number.isFinite(input) ? JSON.stringify(input) : 'null';
+  if (input === null) return 'null';
+  if (typeof input === 'boolean') return input ? 'true' : 'false';
+  let value: unknown = input;
+  if (typeof value === 'object' && typeof (value as { toJSON?: unknown }).toJSON === 'function') {
     value = (value as { toJSON(k: string): unknown }).toJSON(key);
+    // What toJSON answers is serialised as it is (its own toJSON, if it has one, is not called).
+    if (typeof value !== 'object' || value === null) return serialise(value, key);
   }
   switch (typeof value) {
-    case 'string':
-      return JSON.stringify(value);
-    case 'number':
-      return Number.isFinite(value) ? JSON.stringify(value) : 'null';
-    case 'boolean':
-      return value ? 'true' : 'false';
     case 'bigint':
       throw new TypeError('canonicalJson: BigInt has no JSON form');
     case 'undefined':
@@ -38,17 +54,32 @@ function serialise(input: unknown, key: string): string | undefined {
     case 'symbol':
       return undefined;
   }
-  if (value === null) return 'null';
   if (Array.isArray(value)) {
-    return `[${value.map((item, i) => serialise(item, String(i)) ?? 'null').join(',')}]`;
+    let out = '[';
+    for (let i = 0; i < value.length; i++) {
+      if (i > 0) out += ',';
+      // A hole stays empty, as Array.prototype.map and join left it.
+      if (i in value) out += serialise(value[i], String(i)) ?? 'null';
+    }
+    return `${out}]`;
   }
   // Boxed primitives serialise as their primitive, as JSON.stringify does.
   if (value instanceof Number || value instanceof String || value instanceof Boolean) return serialise(value.valueOf(), key);
   const record = value as Record<string, unknown>;
-  const parts: string[] = [];
-  for (const k of Object.keys(record).sort()) {
-    const member = serialise(record[k], k);
-    if (member !== undefined) parts.push(`${JSON.stringify(k)}:${member}`);
+  const keys = Object.keys(record);
+  for (let i = 1; i < keys.length; i++) {
+    if (keys[i - 1]! > keys[i]!) {
+      keys.sort();
+      break;
+    }
   }
-  return `{${parts.join(',')}}`;
+  let out = '{';
+  let first = true;
+  for (const k of keys) {
+    const member = serialise(record[k], k);
+    if (member === undefined) continue;
+    out += first ? `${quoteKey(k)}:${member}` : `,${quoteKey(k)}:${member}`;
+    first = false;
+  }
+  return `${out}}`;
 }

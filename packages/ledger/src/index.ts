@@ -44,5 +44,9 @@ export {
   readTenantRecords,
   tenantHeadsAt,
   verifyTenantChain,
+  verifyTenantChainSince,
+  type TenantSinceDigestVerdict,
 } from './audit-read.js';
+export { verifyChain, type SinceDigestResult, type VerifyChainOptions } from './verify.js';
+export type { WalkOptions } from './chain-walk/walk.js';
 export { ProjectionRegistry, replayProjections, type AsOf, type FieldDifference, type ReplayOptions, type ReplayResult, type ReplayTable, type ReplayableProjection } from './replay.js';

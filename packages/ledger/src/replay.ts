@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
+import { DeferredWrites } from './replay-writes.js';
 import { EVENT_COLUMNS, Upcasters, toStoredEvent, type EventRow } from './rows.js';
 import type { AnyEvents, EventMap, StoredEventOf, TypeOf, Upcaster } from './types.js';
 
@@ -13,7 +14,9 @@ export interface ReplayTable {
 /**
  * A projection the auditor can rebuild: anything with `apply` over events (inline or async alike) and the
  * tables it writes. It writes them by unqualified name, so the replay points it at scratch copies through the
- * search path.
+ * search path. In a replay its writes are sent in bulk (replay-writes.ts): a write without RETURNING answers at
+ * once with no rows and a null rowCount and runs, in order, before the projection's next read; a projection
+ * that needs to know what a write changed asks with RETURNING.
  */
 export interface ReplayableProjection<M extends EventMap = AnyEvents> {
   name: string;
@@ -42,6 +45,9 @@ export class ProjectionRegistry {
 }
 
 export type AsOf = { position: number } | { time: Date };
+
+/** The tenant's events up to the as-of point: $1 tenant, $2 last position or null, $3 last recording time or null. */
+const RANGE_SQL = `e.tenant_id = $1 and ($2::bigint is null or e.position <= $2) and ($3::timestamptz is null or e.recorded_at <= $3)`;
 
 export interface FieldDifference {
   projection: string;
@@ -97,28 +103,38 @@ export async function replayProjections(pool: pg.Pool, registry: ProjectionRegis
 
     const asOfPosition = opts.asOf && 'position' in opts.asOf ? opts.asOf.position : null;
     const asOfTime = opts.asOf && 'time' in opts.asOf ? opts.asOf.time.toISOString() : null;
-    const batchSize = opts.batchSize ?? 2000;
-    let after = 0;
-    let applied = 0;
+    const range = [opts.tenantId, asOfPosition, asOfTime] as const;
+    // Every event counts as applied (and the last position is the range's), but only the events some projection
+    // handles are read: an event none handles changes no table.
+    const types = projections.every((p) => p.handles) ? [...new Set(projections.flatMap((p) => p.handles!))] : null;
+    const { rows: span } = await client.query<{ n: number; last: string | null }>(
+      `select count(*)::int as n, max(e.position)::text as last from public.events e where ${RANGE_SQL}`,
+      [...range],
+    );
+    const writes = new DeferredWrites(client);
+    // A server-side cursor in the transaction's snapshot, read in large pages. Position order: within a stream it
+    // is version order (a version is inserted only once the one before it is visible), and every event of this
+    // snapshot is in it, committed late or not.
+    await client.query(
+      `declare ito_replay_events no scroll cursor for
+       select ${EVENT_COLUMNS} from public.events e where ${RANGE_SQL} and ($4::text[] is null or e.type = any($4::text[])) order by e.position`,
+      [...range, types],
+    );
+    const batchSize = opts.batchSize ?? 5000;
     for (;;) {
-      // Position order: within a stream it is version order (a version is inserted only once the one before
-      // it is visible), and every event of this snapshot is in it, committed late or not.
-      const { rows } = await client.query<EventRow>(
-        `select ${EVENT_COLUMNS} from public.events e
-         where e.tenant_id = $1 and e.position > $2 and ($3::bigint is null or e.position <= $3) and ($4::timestamptz is null or e.recorded_at <= $4)
-         order by e.position limit $5`,
-        [opts.tenantId, after, asOfPosition, asOfTime, batchSize],
-      );
+      const { rows } = await client.query<EventRow>(`fetch ${Math.max(1, Math.floor(batchSize))} from ito_replay_events`);
       if (rows.length === 0) break;
       const batch = rows.map((r) => upcasters.apply(toStoredEvent(r)));
       for (const p of projections) {
         const handled = p.handles ? batch.filter((e) => p.handles!.includes(e.type)) : batch;
-        if (handled.length > 0) await p.apply(client, handled);
+        if (handled.length > 0) await p.apply(writes.client, handled);
       }
-      applied += batch.length;
-      after = batch[batch.length - 1]!.position;
+      await writes.flush();
       if (rows.length < batchSize) break;
     }
+    await client.query('close ito_replay_events');
+    const applied = span[0]?.n ?? 0;
+    const after = Number(span[0]?.last ?? 0);
 
     const max = opts.maxDifferences ?? 1000;
     const differences: FieldDifference[] = [];

@@ -1,104 +1,95 @@
+import type { KeyObject } from 'node:crypto';
 import type pg from 'pg';
-import { contentHash, linkHash } from './hashing.js';
+import { verifyDigestSignature, type SignedDigest } from './audit/digest.js';
+import { CHAIN_START, GLOBAL_CHAIN, type LinkState } from './audit/link-rules.js';
+import { walkChain, type WalkOptions } from './chain-walk/walk.js';
 import type { ChainHead, VerifyResult } from './types.js';
 
 /**
  * Recomputes the chain from the stored fields alone: each event's content hash from its columns, each link
  * from that, and each link's prev_hash and seq against the one before. Trusts no stored hash but the links it
  * is checking, so an UPDATE of any event field, a deleted event, a deleted or reordered link all show up, at
- * the first position where the recomputation diverges.
+ * the first position where the recomputation diverges. The checks and their order are link-rules.ts's; the
+ * paging and the hashing threads are chain-walk/walk.ts's.
  */
-const PAGE_SQL = `
-select c.seq::text as seq, c.position::text as position, c.transaction_id::text as chain_txid, c.prev_hash, c.hash,
-       e.position::text as event_position, e.transaction_id::text as transaction_id, e.stream_id, e.stream_version,
-       e.tenant_id, e.type, e.schema_version, e.data, e.metadata, e.recorded_at
-from event_chain c left join events e on e.position = c.position
-where c.seq > $1
-order by c.seq
-limit $2`;
-
-interface PageRow {
-  seq: string;
-  position: string;
-  chain_txid: string;
-  prev_hash: string | null;
-  hash: string;
-  event_position: string | null;
-  transaction_id: string | null;
-  stream_id: string;
-  stream_version: number;
-  tenant_id: string;
-  type: string;
-  schema_version: number;
-  data: unknown;
-  metadata: unknown;
-  recorded_at: Date;
+export interface VerifyChainOptions extends WalkOptions {
+  /**
+   * Check only what follows a signed digest: its link must still be the one it signed, and every link after it
+   * is walked as a full verify walks it; the links before it are not looked at again (the digest vouches for
+   * them). With `publicKey` (the signer's public key, or the private key itself) the signature is checked too.
+   */
+  since?: { digest: SignedDigest; publicKey?: KeyObject };
 }
 
-export async function verifyChain(pool: pg.Pool, pageSize = 5000): Promise<VerifyResult> {
-  let checked = 0;
-  let prevHash: string | null = null;
-  let lastSeq = 0;
-  let last: { txid: string; position: string } | null = null;
-  for (;;) {
-    const { rows } = await pool.query<PageRow>(PAGE_SQL, [lastSeq, pageSize]);
-    for (const row of rows) {
-      const position = Number(row.position);
-      const bad = (reason: string): VerifyResult => ({ ok: false, checked, firstBadPosition: position, reason });
-      if (Number(row.seq) !== lastSeq + 1) return bad(`chain sequence jumps from ${lastSeq} to ${row.seq}: a link is missing`);
-      if (row.event_position === null) return bad(`event at position ${position} is missing`);
-      if (row.prev_hash !== prevHash) return bad(`link ${row.seq} does not point at the previous link`);
-      if (row.transaction_id !== row.chain_txid) return bad(`event at position ${position} changed its transaction id`);
-      if (last && !isAfter(row.transaction_id, row.position, last)) return bad(`link ${row.seq} is out of safe order`);
-      const content = contentHash({
-        tenantId: row.tenant_id,
-        streamId: row.stream_id,
-        type: row.type,
-        schemaVersion: row.schema_version,
-        data: row.data,
-        metadata: row.metadata,
-        recordedAt: row.recorded_at,
-      });
-      const expected = linkHash({
-        seq: Number(row.seq),
-        position,
-        transactionId: row.transaction_id,
-        streamVersion: row.stream_version,
-        contentHash: content,
-        prevHash,
-      });
-      if (expected !== row.hash) return bad(`event at position ${position} does not match its sealed hash`);
-      prevHash = row.hash;
-      lastSeq = Number(row.seq);
-      last = { txid: row.transaction_id, position: row.position };
-      checked += 1;
-    }
-    if (rows.length < pageSize) break;
+/** A verdict from a digest on: which link it started after and whether the digest's signature was checked. */
+export type SinceDigestResult = VerifyResult & { since: { seq: number; signature: 'verified' | 'not_checked' } };
+
+export function verifyChain(pool: pg.Pool, opts?: number | (VerifyChainOptions & { since?: undefined })): Promise<VerifyResult>;
+export function verifyChain(pool: pg.Pool, opts: VerifyChainOptions & { since: NonNullable<VerifyChainOptions['since']> }): Promise<SinceDigestResult>;
+export async function verifyChain(pool: pg.Pool, opts: number | VerifyChainOptions = {}): Promise<VerifyResult | SinceDigestResult> {
+  const o = typeof opts === 'number' ? { pageSize: opts } : opts;
+  if (!o.since) return verifyFrom(pool, CHAIN_START, o);
+  const { digest, publicKey } = o.since;
+  const signature = publicKey ? 'verified' : 'not_checked';
+  const since = { seq: digest.digest.seq, signature } as const;
+  const start = await digestLink(pool, digest);
+  if (publicKey && !verifyDigestSignature(digest, publicKey)) {
+    return { ok: false, checked: 0, firstBadPosition: start.position, reason: "the digest's signature does not verify with the given key", since };
   }
-  const unsealedBehind = await unsealedBehindHead(pool, last);
+  if ('reason' in start) return { ok: false, checked: 0, firstBadPosition: start.position, reason: start.reason, since };
+  return { ...(await verifyFrom(pool, start.state, o)), since };
+}
+
+/** The stored link a digest signs, as the state a walk starts from; a link gone or changed is a finding. */
+async function digestLink(pool: pg.Pool, signed: SignedDigest): Promise<{ state: LinkState; position: number } | { reason: string; position: number }> {
+  const { seq, head_hash: headHash } = signed.digest;
+  if (seq === 0) return headHash === null ? { state: CHAIN_START, position: 0 } : { reason: 'the digest names a head hash for an empty chain', position: 0 };
+  const { rows } = await pool.query<{ position: string; txid: string; hash: string }>(
+    'select position::text as position, transaction_id::text as txid, hash from event_chain where seq = $1',
+    [seq],
+  );
+  const link = rows[0];
+  // No position to name when the link itself is gone: 0, which no event has.
+  if (!link) return { reason: `link ${seq}, which the digest signs, is missing`, position: 0 };
+  if (link.hash !== headHash) return { reason: `link ${seq} is not the link the digest signs`, position: Number(link.position) };
+  return { state: { seq, hash: link.hash, txid: link.txid, position: link.position }, position: Number(link.position) };
+}
+
+async function verifyFrom(pool: pg.Pool, from: LinkState, opts: WalkOptions): Promise<VerifyResult> {
+  const remaining = async () => {
+    const { rows } = await pool.query<{ seq: string | null }>('select max(seq)::text as seq from event_chain');
+    return Math.max(0, Number(rows[0]?.seq ?? 0) - from.seq);
+  };
+  const walk = await walkChain(pool, { chain: 'global' }, GLOBAL_CHAIN, from, { ...opts, remaining });
+  if (!walk.ok) return { ok: false, checked: walk.checked, firstBadPosition: walk.position, reason: walk.reason };
+  const last = walk.state.txid === null ? null : { txid: walk.state.txid, position: walk.state.position! };
+  const start = from.txid === null ? null : { txid: from.txid, position: from.position! };
+  const unsealedBehind = await unsealedBehindHead(pool, start, last);
   if (unsealedBehind !== null) {
-    return { ok: false, checked, firstBadPosition: unsealedBehind, reason: `event at position ${unsealedBehind} sits inside the sealed range but is not chained` };
+    return { ok: false, checked: walk.checked, firstBadPosition: unsealedBehind, reason: `event at position ${unsealedBehind} sits inside the sealed range but is not chained` };
   }
-  return { ok: true, checked, headHash: prevHash };
+  return { ok: true, checked: walk.checked, headHash: walk.state.hash };
 }
 
-/** An event ordered before the chain head but absent from the chain was slipped in after sealing. */
-async function unsealedBehindHead(pool: pg.Pool, head: { txid: string; position: string } | null): Promise<number | null> {
+/**
+ * An event ordered before the chain head but absent from the chain was slipped in after sealing. From a digest
+ * on, only events after the digest's link are looked at, so the cost follows what is new.
+ */
+async function unsealedBehindHead(
+  pool: pg.Pool,
+  from: { txid: string; position: string } | null,
+  head: { txid: string; position: string } | null,
+): Promise<number | null> {
   if (!head) return null;
   const { rows } = await pool.query<{ position: string }>(
     `select e.position::text as position from events e
      where (e.transaction_id, e.position) < ($1::xid8, $2::bigint)
+       ${from ? 'and (e.transaction_id, e.position) > ($3::xid8, $4::bigint)' : ''}
        and not exists (select 1 from event_chain c where c.position = e.position)
      order by e.transaction_id, e.position limit 1`,
-    [head.txid, head.position],
+    from ? [head.txid, head.position, from.txid, from.position] : [head.txid, head.position],
   );
   return rows[0] ? Number(rows[0].position) : null;
-}
-
-function isAfter(txid: string, position: string, prev: { txid: string; position: string }): boolean {
-  const t = BigInt(txid);
-  const pt = BigInt(prev.txid);
-  return t > pt || (t === pt && BigInt(position) > BigInt(prev.position));
 }
 
 export async function readChainHead(pool: pg.Pool): Promise<ChainHead> {

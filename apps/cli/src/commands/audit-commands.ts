@@ -6,6 +6,7 @@ import { fail, ok, type Envelope } from '@ito/contracts';
 import {
   EXPORT_FORMAT,
   TenantChainWalker,
+  anchoredStart,
   exportHeaderLine,
   exportRecordLine,
   exportTrailerLine,
@@ -21,7 +22,7 @@ import { renderAuditVerdict } from '../human/audit-views.js';
 import { columnsOf, keyValue, table } from '../human/format.js';
 import { usageOutcome, type Outcome } from '../output.js';
 import { readPublicKey, verifyExportFile } from './audit-files.js';
-import { flag, type Handler } from './handler.js';
+import { flag, switchOn, type Handler } from './handler.js';
 
 /** Bounds the paging so a misbehaving server cannot keep us looping forever (1000 records a page). */
 const MAX_PAGES = 1_000_000;
@@ -34,9 +35,9 @@ interface DigestAnswer {
   anchor: { leaf: { tenant_seq: number; hash: string }; proof: ProofStep[] } | null;
 }
 
-/** Pages through the tenant's records in order, handing each page to `onPage`. */
-async function eachPage(api: ItoApi, onPage: (records: AuditRecord[]) => Promise<boolean> | boolean): Promise<Envelope<null>> {
-  let after = 0;
+/** Pages through the tenant's records in order (after tenant sequence `from`), handing each page to `onPage`. */
+async function eachPage(api: ItoApi, onPage: (records: AuditRecord[]) => Promise<boolean> | boolean, from = 0): Promise<Envelope<null>> {
+  let after = from;
   for (let page = 0; page < MAX_PAGES; page++) {
     const answer = await api.auditEvents({ after, limit: PAGE });
     if (!answer.ok) return answer;
@@ -69,12 +70,14 @@ export const auditVerifyCommand: Handler = async (cmd, ctx) => {
   const key = await publicKeyFlag(flag(cmd, 'public-key'));
   if (isOutcome(key)) return key;
   const file = flag(cmd, 'export');
+  if (file !== undefined && switchOn(cmd, 'since-digest')) return usageOutcome('--since-digest walks the server\'s chain from its last digest; an export file is verified whole, without it');
   if (file !== undefined) return verifyExport(file, key);
 
   const api = await ctx.api();
   const digestAnswer = await api.auditDigest();
   if (!digestAnswer.ok) return { envelope: digestAnswer };
   const digest = digestAnswer.data as unknown as DigestAnswer;
+  if (switchOn(cmd, 'since-digest')) return verifySinceDigest(api, digest, key);
   const keep = [digest.head?.tenant_seq, digest.anchor?.leaf.tenant_seq].filter((n): n is number => typeof n === 'number');
   const walker = new TenantChainWalker(digest.tenant_id, new Set(keep));
   const paged = await eachPage(api, (records) => records.every((r) => walker.push(r)) && records.length > 0);
@@ -91,6 +94,40 @@ export const auditVerifyCommand: Handler = async (cmd, ctx) => {
     human: renderAuditVerdict,
   };
 };
+
+/**
+ * The walk from the tenant's leaf under the last signed digest: the leaf is shown to be under the digest (its
+ * path reaches the signed root; with a key, the signature verifies), then only the records after it are fetched
+ * and walked, so the cost follows what was appended since. Without a digest covering the tenant there is no
+ * leaf to start from: every record is walked (with a key that is a failure, as it is for the full verify).
+ */
+async function verifySinceDigest(api: ItoApi, digest: DigestAnswer, key: KeyObject | null): Promise<Outcome> {
+  if (key && (!digest.published || !digest.anchor)) return verificationFailed('the server has published no signed digest that covers this tenant', { checked: 0 }, true);
+  const start = digest.published ? anchoredStart(digest.tenant_id, digest.published, digest.anchor, key) : { from: null };
+  if ('reason' in start) return verificationFailed(start.reason, { checked: 0 }, true);
+  const keep = typeof digest.head?.tenant_seq === 'number' ? [digest.head.tenant_seq] : [];
+  const walker = new TenantChainWalker(digest.tenant_id, new Set(keep), start.from);
+  const paged = await eachPage(api, (records) => records.every((r) => walker.push(r)) && records.length > 0, start.from?.tenant_seq ?? 0);
+  if (!paged.ok) return { envelope: paged };
+  const chain = walker.verdict();
+  if (!chain.ok) return verificationFailed(chain.reason, { first_bad_position: chain.first_bad_position, checked: chain.checked }, true);
+  if (digest.head && walker.hashAt(digest.head.tenant_seq) !== digest.head.hash) {
+    return verificationFailed('the chain the server serves does not lead to the head it names', { checked: chain.checked }, true);
+  }
+  const anchor = !digest.published || !digest.anchor ? 'none' : key ? 'signature_verified' : 'unsigned_anchor';
+  return {
+    envelope: ok({
+      tenant_id: digest.tenant_id,
+      verified: true,
+      checked: chain.checked,
+      head: chain.head,
+      anchor,
+      anchored_digest: digest.published?.digest ?? null,
+      since: { digest_seq: digest.published?.digest.seq ?? null, tenant_seq: start.from?.tenant_seq ?? 0 },
+    }),
+    human: renderAuditVerdict,
+  };
+}
 
 function checkAnchor(
   tenantId: string,

@@ -1,5 +1,4 @@
-import { contentHash } from '../hashing.js';
-import { tenantLinkHash } from './tenant-link.js';
+import { CHAIN_START, TENANT_CHAIN, linkFailure, stateAfter, tenantLinkFacts, type LinkState } from './link-rules.js';
 
 /** The stored fields of an event, as an audit record carries them (recorded_at as an ISO instant). */
 export interface AuditEventBody {
@@ -32,11 +31,13 @@ export type RecordsVerdict =
  * Walks a tenant's records from its first link, recomputing each event's content hash from its fields and each
  * link from that and the previous link; trusts no stored hash but the one it is checking. An altered event, a
  * removed event or link and a reordering all diverge at the first position they touch, which it names.
+ *
+ * `from` starts the walk after a link the caller already trusts (a signed digest's leaf): the next record must
+ * follow it, and nothing before it is looked at.
  */
 export class TenantChainWalker {
   private checked = 0;
-  private prevHash: string | null = null;
-  private lastSeq = 0;
+  private state: LinkState;
   private failure: Extract<RecordsVerdict, { ok: false }> | null = null;
   private readonly heads = new Map<number, string>();
 
@@ -44,41 +45,22 @@ export class TenantChainWalker {
     private readonly tenantId: string,
     /** Tenant sequence numbers whose hash the caller wants kept (an anchor's leaf). */
     private readonly keep: ReadonlySet<number> = new Set(),
-  ) {}
+    from: { tenant_seq: number; hash: string } | null = null,
+  ) {
+    this.state = from ? { ...CHAIN_START, seq: from.tenant_seq, hash: from.hash } : CHAIN_START;
+    if (from && keep.has(from.tenant_seq)) this.heads.set(from.tenant_seq, from.hash);
+  }
 
   /** Feeds the next record; false once the chain is broken (later records are not looked at). */
   push(r: AuditRecord): boolean {
     if (this.failure) return false;
-    const bad = (reason: string) => {
+    const facts = tenantLinkFacts(this.tenantId, r);
+    const reason = linkFailure(TENANT_CHAIN, this.state, facts);
+    if (reason !== null) {
       this.failure = { ok: false, checked: this.checked, first_bad_position: r.position, reason };
       return false;
-    };
-    if (r.tenant_seq !== this.lastSeq + 1) return bad(`the tenant chain jumps from ${this.lastSeq} to ${r.tenant_seq}: a link is missing`);
-    if (r.event === null) return bad(`the event at position ${r.position} is missing`);
-    if (r.prev_hash !== this.prevHash) return bad(`link ${r.tenant_seq} does not point at the previous link`);
-    const e = r.event;
-    const recordedAt = new Date(e.recorded_at);
-    if (Number.isNaN(recordedAt.getTime())) return bad(`the event at position ${r.position} has no valid recorded_at`);
-    const content = contentHash({
-      tenantId: this.tenantId,
-      streamId: e.stream_id,
-      type: e.type,
-      schemaVersion: e.schema_version,
-      data: e.data,
-      metadata: e.metadata,
-      recordedAt,
-    });
-    const expected = tenantLinkHash({
-      tenantId: this.tenantId,
-      tenantSeq: r.tenant_seq,
-      position: r.position,
-      streamVersion: e.stream_version,
-      contentHash: content,
-      prevHash: this.prevHash,
-    });
-    if (expected !== r.hash) return bad(`the event at position ${r.position} does not match its sealed hash`);
-    this.prevHash = r.hash;
-    this.lastSeq = r.tenant_seq;
+    }
+    this.state = stateAfter(facts);
     this.checked += 1;
     if (this.keep.has(r.tenant_seq)) this.heads.set(r.tenant_seq, r.hash);
     return true;
@@ -86,7 +68,7 @@ export class TenantChainWalker {
 
   verdict(): RecordsVerdict {
     if (this.failure) return this.failure;
-    return { ok: true, checked: this.checked, head: this.prevHash === null ? null : { tenant_seq: this.lastSeq, hash: this.prevHash } };
+    return { ok: true, checked: this.checked, head: this.state.hash === null ? null : { tenant_seq: this.state.seq, hash: this.state.hash } };
   }
 
   /** The verified hash of a kept link, or undefined when the walk did not reach it intact. */

@@ -1,0 +1,90 @@
+import { availableParallelism } from 'node:os';
+import { Worker } from 'node:worker_threads';
+import type { PageOutcome } from '../audit/link-rules.js';
+import { walkRawPage, type ChainKind } from './pages.js';
+
+/** Walks pages of links: on this thread, or spread over hashing threads. */
+export interface PageRunner {
+  /** How many pages it can work on at once. */
+  readonly width: number;
+  walk(kind: ChainKind, rows: string): Promise<PageOutcome>;
+  close(): Promise<void>;
+}
+
+/** Below this many links, starting threads costs more than it saves. */
+export const THREADED_FROM_LINKS = 50_000;
+
+/** As many hashing threads as cores, at most four (past that the database's reading is the limit). */
+export function defaultThreads(links: number): number {
+  return links < THREADED_FROM_LINKS ? 0 : Math.max(1, Math.min(4, availableParallelism()));
+}
+
+export function pageRunner(threads: number): PageRunner {
+  return threads > 0 ? new ThreadedRunner(threads) : INLINE;
+}
+
+const INLINE: PageRunner = {
+  width: 1,
+  walk: async (kind, rows) => walkRawPage(kind, rows),
+  close: async () => undefined,
+};
+
+/**
+ * The worker's module beside this one: compiled JavaScript once built, started with no flags of the parent's
+ * (a loader the parent runs under would cost each thread its memory and start-up for nothing). Run from the
+ * TypeScript sources (the tests do), the worker is the .ts file and needs a TypeScript loader.
+ */
+function startWorker(): Worker {
+  const fromSources = import.meta.url.endsWith('.ts');
+  // A page's parsed rows are garbage once hashed: a small young generation collects them early, where the
+  // default let each thread's heap grow by a hundred MiB or so before collecting.
+  const resourceLimits = { maxYoungGenerationSizeMb: 8 };
+  return fromSources
+    ? new Worker(new URL('./page-worker.ts', import.meta.url), { execArgv: ['--import', 'tsx'], resourceLimits })
+    : new Worker(new URL('./page-worker.js', import.meta.url), { execArgv: [], resourceLimits });
+}
+
+type Pending = { resolve: (o: PageOutcome) => void; reject: (e: Error) => void };
+
+class ThreadedRunner implements PageRunner {
+  readonly width: number;
+  private readonly workers: { worker: Worker; pending: Map<number, Pending> }[] = [];
+  private nextId = 0;
+  private turn = 0;
+
+  constructor(threads: number) {
+    this.width = threads;
+    for (let i = 0; i < threads; i++) {
+      const pending = new Map<number, Pending>();
+      const worker = startWorker();
+      worker.on('message', (msg: { id: number; outcome?: PageOutcome; error?: string }) => {
+        const p = pending.get(msg.id);
+        if (!p) return;
+        pending.delete(msg.id);
+        if (msg.error !== undefined) p.reject(new Error(msg.error));
+        else p.resolve(msg.outcome!);
+      });
+      const failAll = (err: Error) => {
+        for (const p of pending.values()) p.reject(err);
+        pending.clear();
+      };
+      worker.on('error', failAll);
+      worker.on('exit', () => failAll(new Error('a hashing thread stopped')));
+      this.workers.push({ worker, pending });
+    }
+  }
+
+  walk(kind: ChainKind, rows: string): Promise<PageOutcome> {
+    // Pages go round in turn: they are of equal size, so the threads stay equally busy.
+    const w = this.workers[this.turn++ % this.workers.length]!;
+    const id = this.nextId++;
+    return new Promise((resolve, reject) => {
+      w.pending.set(id, { resolve, reject });
+      w.worker.postMessage({ id, kind, rows });
+    });
+  }
+
+  async close(): Promise<void> {
+    await Promise.all(this.workers.map((w) => w.worker.terminate()));
+  }
+}

@@ -1,0 +1,135 @@
+import { generateKeyPairSync } from 'node:crypto';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { createLedger, publishDigest, readTenantRecords, verifyTenantChain, verifyTenantChainSince, type SignedDigest } from '../src/index.js';
+import { verifyChain } from '../src/verify.js';
+import { settled, usePool } from './harness.js';
+
+/**
+ * `--since-digest`: only what follows the last signed digest is walked. A tampered event after the digest is
+ * named at its exact position; one before it is not looked at again (by design: the digest vouches for it), but
+ * the digest's own link (global chain) or leaf and path (tenant chain) and its signature are checked.
+ */
+const db = usePool();
+const TENANTS = ['ten-a', 'ten-b'];
+const BEFORE = 20;
+const AFTER = 10;
+const { privateKey, publicKey } = generateKeyPairSync('ed25519');
+const otherKey = generateKeyPairSync('ed25519').publicKey;
+
+let signed: SignedDigest;
+let chain: { seq: number; position: number; hash: string }[];
+
+async function append(from: number, to: number): Promise<void> {
+  const ledger = createLedger({ pool: db.pool() });
+  for (let i = from; i < to; i++) {
+    await ledger.append(`s-${i}`, [{ type: 'RunReserved', data: { i } }], { tenantId: TENANTS[i % 2]!, expectedVersion: 'no_stream' });
+  }
+  await settled(db.pool());
+  await ledger.sealPending();
+}
+
+beforeAll(async () => {
+  await append(0, BEFORE);
+  signed = await publishDigest(createLedger({ pool: db.pool() }), db.pool(), privateKey, new Date());
+  // The digest's own event is appended (and sealed) after the link it signs, with the new events.
+  await append(BEFORE, BEFORE + AFTER);
+  const { rows } = await db.pool().query<{ seq: string; position: string; hash: string }>('select seq::text as seq, position::text as position, hash from event_chain order by event_chain.seq');
+  chain = rows.map((r) => ({ seq: Number(r.seq), position: Number(r.position), hash: r.hash }));
+});
+
+async function withEventAltered(position: number, check: () => Promise<void>): Promise<void> {
+  const { rows } = await db.pool().query<{ data: unknown }>('select data from events where position = $1', [position]);
+  await db.pool().query(`update events set data = jsonb_set(data, '{i}', '999') where position = $1`, [position]);
+  try {
+    await check();
+  } finally {
+    await db.pool().query('update events set data = $2::jsonb where position = $1', [position, JSON.stringify(rows[0]!.data)]);
+  }
+}
+
+const since = (key = publicKey) => ({ since: { digest: signed, publicKey: key } });
+
+describe('the global chain since a signed digest', () => {
+  it('walks only the links after the digest', async () => {
+    expect(signed.digest.seq).toBe(BEFORE);
+    expect(chain).toHaveLength(BEFORE + AFTER + 1);
+    expect(await verifyChain(db.pool(), since())).toEqual({ ok: true, checked: AFTER + 1, headHash: chain.at(-1)!.hash, since: { seq: BEFORE, signature: 'verified' } });
+    expect(await verifyChain(db.pool(), { since: { digest: signed } })).toMatchObject({ ok: true, checked: AFTER + 1, since: { signature: 'not_checked' } });
+  });
+
+  it('names a tampered event after the digest, with how many links held before it', async () => {
+    const target = chain[BEFORE + 3]!; // the fourth link after the digest's
+    await withEventAltered(target.position, async () => {
+      expect(await verifyChain(db.pool(), { ...since(), pageSize: 2 })).toEqual({
+        ok: false,
+        checked: 3,
+        firstBadPosition: target.position,
+        reason: `event at position ${target.position} does not match its sealed hash`,
+        since: { seq: BEFORE, signature: 'verified' },
+      });
+    });
+  });
+
+  it('does not look again at an event before the digest, which the full verify still names', async () => {
+    const target = chain[4]!;
+    await withEventAltered(target.position, async () => {
+      expect(await verifyChain(db.pool(), since())).toMatchObject({ ok: true, checked: AFTER + 1 });
+      expect(await verifyChain(db.pool())).toMatchObject({ ok: false, checked: 4, firstBadPosition: target.position });
+    });
+  });
+
+  it("checks the digest's own link and its signature", async () => {
+    const link = chain[BEFORE - 1]!;
+    await db.pool().query('update event_chain set hash = $2 where seq = $1', [link.seq, 'f'.repeat(64)]);
+    try {
+      expect(await verifyChain(db.pool(), since())).toMatchObject({ ok: false, checked: 0, firstBadPosition: link.position, reason: `link ${BEFORE} is not the link the digest signs` });
+    } finally {
+      await db.pool().query('update event_chain set hash = $2 where seq = $1', [link.seq, link.hash]);
+    }
+    expect(await verifyChain(db.pool(), since(otherKey))).toMatchObject({ ok: false, checked: 0, reason: "the digest's signature does not verify with the given key" });
+    const forged: SignedDigest = { ...signed, digest: { ...signed.digest, head_hash: chain[BEFORE]!.hash, seq: BEFORE + 1 } };
+    expect(await verifyChain(db.pool(), { since: { digest: forged, publicKey } })).toMatchObject({ ok: false, checked: 0 });
+  });
+});
+
+describe("a tenant's chain since a signed digest", () => {
+  it("walks only the tenant's links after its leaf under the digest", async () => {
+    const recs = await readTenantRecords(db.pool(), 'ten-b', { limit: 100 });
+    expect(await verifyTenantChainSince(db.pool(), 'ten-b', signed, { publicKey })).toEqual({
+      ok: true,
+      checked: AFTER / 2,
+      head: { tenant_seq: recs.length, hash: recs.at(-1)!.hash },
+      since: { seq: BEFORE, tenant_seq: BEFORE / 2, signature: 'verified' },
+    });
+  });
+
+  it('names a tampered event after the leaf, and does not look again at one before it', async () => {
+    const recs = await readTenantRecords(db.pool(), 'ten-a', { limit: 100 });
+    const after = recs[BEFORE / 2 + 2]!; // the third link after the leaf
+    await withEventAltered(after.position, async () => {
+      expect(await verifyTenantChainSince(db.pool(), 'ten-a', signed, { publicKey, pageSize: 2 })).toMatchObject({
+        ok: false,
+        checked: 2,
+        first_bad_position: after.position,
+        reason: `the event at position ${after.position} does not match its sealed hash`,
+      });
+    });
+    const before = recs[3]!;
+    await withEventAltered(before.position, async () => {
+      expect(await verifyTenantChainSince(db.pool(), 'ten-a', signed, { publicKey })).toMatchObject({ ok: true, checked: AFTER / 2 });
+      expect(await verifyTenantChain(db.pool(), 'ten-a')).toMatchObject({ ok: false, checked: 3, first_bad_position: before.position });
+    });
+  });
+
+  it("checks the leaf's path to the signed root and the signature", async () => {
+    const leaf = (await readTenantRecords(db.pool(), 'ten-a', { limit: 100 }))[BEFORE / 2 - 1]!;
+    await db.pool().query('update tenant_chain set hash = $3 where tenant_id = $1 and tenant_seq = $2', ['ten-a', leaf.tenant_seq, 'f'.repeat(64)]);
+    try {
+      expect(await verifyTenantChainSince(db.pool(), 'ten-a', signed, { publicKey })).toMatchObject({ ok: false, checked: 0, reason: "the anchor's path does not reach the published digest's root" });
+    } finally {
+      await db.pool().query('update tenant_chain set hash = $3 where tenant_id = $1 and tenant_seq = $2', ['ten-a', leaf.tenant_seq, leaf.hash]);
+    }
+    expect(await verifyTenantChainSince(db.pool(), 'ten-a', signed, { publicKey: otherKey })).toMatchObject({ ok: false, checked: 0, reason: expect.stringMatching(/signature/) });
+    expect((await verifyTenantChainSince(db.pool(), 'ten-a', signed, { publicKey })).ok).toBe(true);
+  });
+});
