@@ -2,6 +2,7 @@ import { isTerminal, type RunState, type TaskStatus } from '@ito/contracts';
 import { EMPTY_LOSS_TRACKER, observeLoss, type LossTracker } from '../pipeline/loss-spike.js';
 import type { Pipeline } from '../pipeline/pipeline.js';
 import type { CheckpointRef, IncidentFacts, LivePlan, RunEvent, TaskRef } from './run-events.js';
+import { isRunOverOrCancelling } from './run-over.js';
 
 /** `restored`: the task reported restoring its attempt's checkpoint (recorded once per task). */
 export type TaskState = TaskRef & { status: TaskStatus | 'stopped'; last_seq: number; restored?: boolean };
@@ -192,10 +193,7 @@ function endAttempt(state: RunAggregate, status: StageAttempt['status']): RunAgg
 
 function keepStatus(state: RunAggregate, status: RunState): RunState | 'none' {
   // Once terminal (or being cancelled or cleaned up), late task reports never change the public state.
-  if (state.status === 'none' || isTerminal(state.status as RunState) || state.status === 'cancelling' || state.status === 'cleaning_up' || state.status === 'cleaned') {
-    return state.status;
-  }
-  return status;
+  return state.status === 'none' || isRunOverOrCancelling(state) ? state.status : status;
 }
 
 export function evolveRun(state: RunAggregate, event: RunEvent): RunAggregate {
