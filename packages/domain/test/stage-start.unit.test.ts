@@ -143,8 +143,9 @@ describe('re-plan up: a shrunk plan grows back at a new stage once nodes are fre
     expect(decideStageStart(state, facts({ stage: 'sft', freeNodes: free(A, B) }))).toEqual({ kind: 'replan', direction: 'up', nodes: 2 });
   });
 
-  it('nothing grows when the plan holds the booking`s nodes, the booking is gone, the stage is an evaluation or a retry', () => {
+  it('nothing grows when no more nodes are free, the plan holds the booking`s, the booking is gone, the stage is an evaluation or a retry', () => {
     const at = (state: RunAggregate, o: Partial<StageStartFacts>) => started_(decideStageStart(state, facts({ freeNodes: free(A, B, C), ...o }))).nodes;
+    expect(at(shrunk(), { freeNodes: free(A) })).toEqual([A]);
     expect(at(shrunk(), { booking: { nodes: 1 } })).toEqual([A]);
     expect(at(shrunk(), { booking: null })).toEqual([A]);
     expect(at(foldRun(planned()), { booking: { nodes: 2 } })).toEqual([A, B]);

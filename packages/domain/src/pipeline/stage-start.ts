@@ -49,7 +49,7 @@ export type StageStartDecision =
  * a spare replaces them first and they serve only when needed.
  */
 export function orderBySuspicion(state: RunAggregate, free: readonly FreeNode[]): FreeNode[] {
-  const suspects = state.suspectNodes ?? [];
+  const suspects = state.suspectNodes;
   return [...free.filter((n) => !suspects.includes(n.node_id)), ...free.filter((n) => suspects.includes(n.node_id))];
 }
 
@@ -88,8 +88,9 @@ export function decideStageStart(state: RunAggregate, facts: StageStartFacts): S
       if (replanned.ok) plan = keepGlobalBatch(state.plan, replanned.plan);
     }
   } else if (nodes.length < wanted) {
-    // A retry after a failure with no spare left: re-plan on the nodes that remain rather than wait for one.
-    if (!cmd.resume || cmd.resume.reason !== 'retry' || kind === 'eval' || nodes.length === 0) {
+    // A retry after a failure with no spare left: re-plan on the nodes that remain rather than wait for one. A
+    // one-node stage (an evaluation, a ladder proxy) has none left to re-plan on, so it waits as well.
+    if (!cmd.resume || cmd.resume.reason !== 'retry' || nodes.length === 0) {
       return { kind: 'wait', reason: `stage ${stage} needs ${wanted} free live node(s) of booking ${state.bookingId}; ${nodes.length} available` };
     }
     if (!replanned) return { kind: 'replan', direction: 'down', nodes: nodes.length };
@@ -105,8 +106,8 @@ export function decideStageStart(state: RunAggregate, facts: StageStartFacts): S
   const planned = plan ? evolveRun(state, planComputedEvent(state, plan)) : state;
   const spec = { ...buildStageSpec(planned, stage, attempt, cmd.resume, nodeIds.length), rendezvous: rendezvousOf(chosen) };
   const tasks = assignTasks(spec.run_id, stage, attempt, nodeIds, rolloutNodesFor(planned, stage, nodeIds.length));
-  const resume = cmd.resume ? resumeFacts(state, nodeIds, facts.now, wanted) : undefined;
-  const events = startStageEvents(state, cmd, { tasks, spec }, { ...(resume ? { facts: resume } : {}), ...(plan ? { plan } : {}), startedAt: facts.now });
+  // The resume facts are recorded only when the attempt resumes; the plan only when there is a new one.
+  const events = startStageEvents(state, cmd, { tasks, spec }, { facts: resumeFacts(state, nodeIds, facts.now, wanted), plan, startedAt: facts.now });
   return { kind: 'start', nodes: nodeIds, events };
 }
 
