@@ -2,6 +2,7 @@ export * from './run/run-events.js';
 export * from './run/run-state.js';
 export * from './run/run-decider.js';
 export * from './run/run-over.js';
+export * from './run/attempt-cost.js';
 export * from './run/task-reports.js';
 export * from './run/checkpoint-uris.js';
 export * from './pipeline/pipeline.js';

@@ -2,6 +2,7 @@ import { isTerminal, type RunState, type TaskStatus } from '@ito/contracts';
 import { EMPTY_LOSS_TRACKER, observeLoss, type LossTracker } from '../pipeline/loss-spike.js';
 import type { Pipeline } from '../pipeline/pipeline.js';
 import type { CheckpointRef, IncidentFacts, LivePlan, RunEvent, TaskRef } from './run-events.js';
+import { attemptCost } from './attempt-cost.js';
 import { isRunOverOrCancelling } from './run-over.js';
 
 /** `restored`: the task reported restoring its attempt's checkpoint (recorded once per task). */
@@ -135,25 +136,6 @@ export function stateForStage(stage: string): RunState {
   if (stage.startsWith('eval')) return 'evaluating';
   if (stage === 'sft' || stage === 'dpo' || stage === 'rlvr' || stage === 'post_training') return 'post_training';
   return 'training';
-}
-
-/**
- * Seconds an attempt is charged for: the control plane's own clock, from the assignment of its tasks to its last
- * report, is the floor. The trainer's `elapsed_s` is a claim compared with it: a trainer that under-reports cannot
- * spend past the ceiling, and a claim above the wall clock (a time-scaled simulation's) is charged as claimed.
- */
-export function chargedSeconds(attempt: StageAttempt): number {
-  const start = attempt.started_at_ms ?? null;
-  const last = attempt.last_report_ms ?? null;
-  const measured = start !== null && last !== null ? Math.max(0, (last - start) / 1000) : 0;
-  return Math.max(measured, attempt.leader_elapsed_s);
-}
-
-/** Node-seconds of an attempt: its charged seconds on every node it holds. */
-function attemptCost(state: RunAggregate, attempt: StageAttempt | null | undefined): number {
-  if (!attempt || !state.pipeline) return 0;
-  const { rate_usd_per_gpu_hour, gpus_per_node } = state.pipeline.cost;
-  return (chargedSeconds(attempt) * attempt.tasks.length * gpus_per_node * rate_usd_per_gpu_hour) / 3600;
 }
 
 /** The attempt with a report received at `at` (ISO, the API's clock) counted as its latest. */
