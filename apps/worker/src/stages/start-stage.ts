@@ -39,7 +39,6 @@ const ACTOR = 'worker:stage';
  * stops a worker stage's reading when the job times out or the worker shuts down.
  */
 export async function startStage(res: PipelineResources, job: StartStageJob, signal?: AbortSignal): Promise<string> {
-  const key = `${job.stage}@${job.attempt}`;
   const kind = stageKind(job.stage);
   if (kind === 'data_prep' || kind === 'planning') return runWorkerStage(res, job, requireRow(await readRun(res, job), job), kind, signal);
 
