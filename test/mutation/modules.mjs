@@ -50,6 +50,11 @@ export const MUTATION_MODULES = {
     tests: ['packages/domain/test/*.unit.test.ts'],
     timeoutMS: 10_000,
   },
+  'stage-start': {
+    mutate: ['packages/domain/src/pipeline/stage-start.ts', 'packages/domain/src/run/run-over.ts'],
+    tests: ['packages/domain/test/stage-start.unit.test.ts', 'packages/domain/test/run-over.unit.test.ts'],
+    timeoutMS: 10_000,
+  },
   'task-reports': {
     mutate: ['packages/domain/src/run/task-reports.ts'],
     tests: ['packages/domain/test/*.unit.test.ts'],

@@ -1,6 +1,8 @@
 export * from './run/run-events.js';
 export * from './run/run-state.js';
 export * from './run/run-decider.js';
+export * from './run/run-over.js';
+export * from './run/attempt-cost.js';
 export * from './run/task-reports.js';
 export * from './run/checkpoint-uris.js';
 export * from './pipeline/pipeline.js';
@@ -9,6 +11,7 @@ export * from './pipeline/loss-spike.js';
 export * from './pipeline/next-commands.js';
 export * from './pipeline/task-spec.js';
 export * from './pipeline/command-events.js';
+export * from './pipeline/stage-start.js';
 export * from './pipeline/rollout-exchange.js';
 export * from './confirmation/confirmation.js';
 export * from './booking/booking.js';

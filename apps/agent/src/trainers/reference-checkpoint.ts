@@ -1,6 +1,7 @@
 import { parseStrictJson, runIdSchema, STAGE_NAMES } from '@ito/contracts';
 import { z } from 'zod';
-import { PARAMETER_COUNT, type AdamState } from './tiny-model.js';
+import type { AdamState } from './adam.js';
+import { PARAMETER_COUNT } from './tiny-model.js';
 import type { RandomState } from './random.js';
 
 /**

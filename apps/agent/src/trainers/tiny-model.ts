@@ -1,8 +1,9 @@
 import { CLASSES, INPUTS, type Batch } from './synthetic-data.js';
 import type { Random } from './random.js';
+import { adamStep, freshAdamOf, type AdamState } from './adam.js';
 
 /**
- * A one-hidden-layer network (tanh, softmax cross-entropy) with its Adam optimizer, in plain TypeScript. All
+ * A one-hidden-layer network (tanh, softmax cross-entropy), trained with Adam (adam.ts), in plain TypeScript. All
  * parameters live in one flat vector so that the optimizer and checkpoints treat them alike.
  */
 export const HIDDEN = 16;
@@ -12,13 +13,7 @@ const W2 = B1 + HIDDEN;
 const B2 = W2 + HIDDEN * CLASSES;
 export const PARAMETER_COUNT = B2 + CLASSES;
 
-export interface AdamState {
-  t: number;
-  m: Float64Array;
-  v: Float64Array;
-}
-
-export const ADAM = { lr: 0.003, beta1: 0.9, beta2: 0.999, eps: 1e-8 };
+const LEARNING_RATE = 0.003;
 
 export function initialParameters(rng: Random): Float64Array {
   const p = new Float64Array(PARAMETER_COUNT);
@@ -28,7 +23,7 @@ export function initialParameters(rng: Random): Float64Array {
 }
 
 export function freshAdam(): AdamState {
-  return { t: 0, m: new Float64Array(PARAMETER_COUNT), v: new Float64Array(PARAMETER_COUNT) };
+  return freshAdamOf(PARAMETER_COUNT);
 }
 
 /** Mean cross-entropy and accuracy of the parameters on a batch; with `grad`, also the gradient of the loss. */
@@ -82,14 +77,6 @@ export function evaluate(p: Float64Array, batch: Batch, grad?: Float64Array): { 
 export function trainStep(p: Float64Array, adam: AdamState, batch: Batch): number {
   const grad = new Float64Array(PARAMETER_COUNT);
   const { loss } = evaluate(p, batch, grad);
-  adam.t++;
-  const c1 = 1 - ADAM.beta1 ** adam.t;
-  const c2 = 1 - ADAM.beta2 ** adam.t;
-  for (let i = 0; i < PARAMETER_COUNT; i++) {
-    const g = grad[i]!;
-    adam.m[i] = ADAM.beta1 * adam.m[i]! + (1 - ADAM.beta1) * g;
-    adam.v[i] = ADAM.beta2 * adam.v[i]! + (1 - ADAM.beta2) * g * g;
-    p[i]! -= (ADAM.lr * (adam.m[i]! / c1)) / (Math.sqrt(adam.v[i]! / c2) + ADAM.eps);
-  }
+  adamStep(p, adam, grad, LEARNING_RATE, 'descend');
   return loss;
 }

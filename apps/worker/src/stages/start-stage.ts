@@ -1,18 +1,14 @@
-import { stageKind, type Rendezvous, type StageName, type TaskSpec } from '@ito/contracts';
+import { stageKind, type StageName } from '@ito/contracts';
 import {
-  assignTasks,
-  buildStageSpec,
   completeWorkerStageEvents,
+  decideStageStart,
   failRunEvents,
-  evolveRun,
-  nodesFor,
+  isRunOver,
   planComputedEvent,
-  resumeFacts,
-  type LivePlan,
   requireRunningWorkerStage,
-  rolloutNodesFor,
   startStageEvents,
   stillNeeded,
+  type ReplanOutcome,
   type RunAggregate,
 } from '@ito/domain';
 import { appendRunEvents, checkManifestOnce, freeLiveNodes, getBooking, getManifestBody, getRun, getTenantPolicy, type RunRow } from '@ito/runs';
@@ -43,62 +39,35 @@ const ACTOR = 'worker:stage';
  * stops a worker stage's reading when the job times out or the worker shuts down.
  */
 export async function startStage(res: PipelineResources, job: StartStageJob, signal?: AbortSignal): Promise<string> {
-  const key = `${job.stage}@${job.attempt}`;
   const kind = stageKind(job.stage);
   if (kind === 'data_prep' || kind === 'planning') return runWorkerStage(res, job, requireRow(await readRun(res, job), job), kind, signal);
 
-  // Node stages: decide, choose the nodes and assign the tasks in one transaction under the run's row lock (the
-  // node query is one quick read; nothing slow happens while the lock is held).
+  // Node stages: read, decide and append in one transaction under the run's row lock (the node and booking
+  // queries are quick reads, the re-plan a quick read and the planner; nothing slow happens while it is held).
   return res.ledger.transaction(async (tx) => {
     const locked = requireRow(await getRun(tx.client, job.tenant_id, job.run_id, { forUpdate: true }), job);
-    const cmd = stillNeeded(locked.aggregate, 'StartStage', key);
-    if (!cmd) return 'not needed';
     const state = locked.aggregate;
-    const wanted = nodesFor(state, job.stage);
     const since = new Date(res.now().getTime() - res.nodeAliveWithinMs);
-    // Nodes this run found lost or faulty are never given its tasks again (until a lost one recovers); nodes a
-    // task hung on come after every other, so a spare replaces them first and they serve only when needed.
-    const suspects = state.suspectNodes ?? [];
-    const free = await freeLiveNodes(tx.client, job.tenant_id, locked.booking_id, locked.run_id, since, state.excludedNodes ?? []);
-    const nodes = [...free.filter((n) => !suspects.includes(n.node_id)), ...free.filter((n) => suspects.includes(n.node_id))];
-    let plan: LivePlan | undefined;
-    if (nodes.length > wanted && !cmd.resume && (kind === 'train' || kind === 'post_train')) {
-      // A plan shrunk after a failure grows back at the next stage once nodes are free again (a lost node came
-      // back, a spare was registered), up to the booking's nodes: the rest of the run goes at the planned pace.
-      const booked = (await getBooking(tx.client, job.tenant_id, locked.booking_id))?.nodes ?? wanted;
-      if (wanted < booked) {
-        const outcome = await replanOnNodes(res, job, locked, Math.min(nodes.length, booked));
-        if (outcome.ok) plan = outcome.plan;
-      }
-    } else if (nodes.length < wanted) {
-      // A retry after a failure with no spare left: re-plan on the nodes that remain rather than wait for one.
-      if (!cmd.resume || cmd.resume.reason !== 'retry' || stageKind(job.stage) === 'eval' || nodes.length === 0) {
-        throw new WaitingForNodes(`stage ${job.stage} needs ${wanted} free live node(s) of booking ${locked.booking_id}; ${nodes.length} available`);
-      }
-      const outcome = await replanOnNodes(res, job, locked, nodes.length);
-      if (!outcome.ok) {
-        const reason = `${nodes.length} of ${wanted} node(s) left after a failure and the plan no longer fits: ${outcome.reason}`;
-        await appendRunEvents(tx, locked, failRunEvents(state, reason, outcome.code), { actor: ACTOR });
-        return `failed: ${reason}`;
-      }
-      plan = outcome.plan;
+    const freeNodes = await freeLiveNodes(tx.client, job.tenant_id, locked.booking_id, locked.run_id, since, state.excludedNodes ?? []);
+    const facts = { stage: job.stage, attempt: job.attempt, freeNodes, booking: await getBooking(tx.client, job.tenant_id, locked.booking_id), now: res.now() };
+    let decision = decideStageStart(state, facts);
+    if (decision.kind === 'replan') decision = decideStageStart(state, { ...facts, replanned: await replanOnNodes(res, job, locked, decision.nodes) });
+    switch (decision.kind) {
+      case 'not_needed':
+        return 'not needed';
+      case 'wait':
+        throw new WaitingForNodes(decision.reason);
+      case 'fail':
+        await appendRunEvents(tx, locked, decision.events, { actor: ACTOR });
+        return `failed: ${decision.reason}`;
+      case 'start':
+        await appendRunEvents(tx, locked, decision.events, { actor: ACTOR });
+        return `assigned to ${decision.nodes.length} node(s)`;
+      case 'replan':
+        // Never: given the planner's answer, the decider decides; it asks for a re-plan only without one.
+        throw new Error(`stage ${job.stage}: a re-plan was asked for twice`);
     }
-    const chosen = nodes.slice(0, plan?.nodes ?? wanted);
-    const nodeIds = chosen.map((n) => n.node_id);
-    const planned = plan ? evolveRun(state, planComputedEvent(state, plan)) : state;
-    const spec = { ...buildStageSpec(planned, job.stage, job.attempt, cmd.resume, nodeIds.length), rendezvous: rendezvousOf(chosen) };
-    const rollout = rolloutNodesFor(planned, job.stage, nodeIds.length);
-    const facts = cmd.resume ? resumeFacts(state, nodeIds, res.now(), wanted) : undefined;
-    const events = startStageEvents(state, cmd, { tasks: assignTasks(locked.run_id, job.stage, job.attempt, nodeIds, rollout), spec }, { ...(facts ? { facts } : {}), ...(plan ? { plan } : {}), startedAt: res.now() });
-    await appendRunEvents(tx, locked, events, { actor: ACTOR });
-    return `assigned to ${nodeIds.length} node(s)`;
   });
-}
-
-/** Rank 0's endpoint when the attempt spans nodes (its peers dial it); one node needs none. */
-function rendezvousOf(chosen: ReadonlyArray<{ rendezvous: Rendezvous | null }>): TaskSpec['rendezvous'] {
-  const rank0 = chosen[0]?.rendezvous;
-  return chosen.length > 1 && rank0 ? { master_addr: rank0.addr, master_port: rank0.port } : null;
 }
 
 async function runWorkerStage(res: PipelineResources, job: StartStageJob, run: RunRow, kind: 'data_prep' | 'planning', signal: AbortSignal | undefined): Promise<string> {
@@ -156,28 +125,17 @@ async function runWorkerStage(res: PipelineResources, job: StartStageJob, run: R
 /** Ends a run that cannot go on, unless it already ended. */
 export async function failRun(res: PipelineResources, ref: RunRef, reason: string, code?: string): Promise<string> {
   const failed = await changeRunIfNeeded(res, ref, ACTOR, (state) => {
-    if (state.status === 'none' || state.terminal !== null || ['failed', 'succeeded', 'cancelled', 'gate_failed', 'cleaning_up', 'cleaned'].includes(state.status)) return [];
+    if (state.status === 'none' || isRunOver(state)) return [];
     return failRunEvents(state, reason, code);
   });
   return failed ? `failed: ${reason}` : 'already ended';
 }
 
 
-/**
- * The plan on `nodes` nodes (fewer after a failure, more when they came back): the planner's layout for that many,
- * keeping the global batch of the plan the checkpoints were trained with, so a step means the same tokens before
- * and after (gradient accumulation takes up the difference).
- */
-async function replanOnNodes(res: PipelineResources, job: StartStageJob, run: RunRow, nodes: number) {
+/** The planner's plan for the run's booking on `nodes` nodes (fewer after a failure, more when they came back). */
+async function replanOnNodes(res: PipelineResources, job: StartStageJob, run: RunRow, nodes: number): Promise<ReplanOutcome> {
   const body = await getManifestBody(res.pool, job.tenant_id, run.manifest_digest);
-  if (body === null) return { ok: false as const, reason: `the manifest ${run.manifest_digest} is not on record`, code: 'invalid_state' };
+  if (body === null) return { ok: false, reason: `the manifest ${run.manifest_digest} is not on record`, code: 'invalid_state' };
   const { manifest } = checkManifestOnce(body, run.manifest_digest);
-  const outcome = await replan(res, job.tenant_id, run.booking_id, manifest, nodes);
-  if (!outcome.ok) return outcome;
-  const before = run.aggregate.plan;
-  const layouts = outcome.plan.layouts.map((l) => {
-    const old = before?.layouts.find((o) => o.sequence_length === l.sequence_length);
-    return old ? { ...l, global_batch_sequences: old.global_batch_sequences } : l;
-  });
-  return { ok: true as const, plan: { ...outcome.plan, layouts } };
+  return replan(res, job.tenant_id, run.booking_id, manifest, nodes);
 }

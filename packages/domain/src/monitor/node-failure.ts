@@ -1,5 +1,6 @@
 import type { RunEvent } from '../run/run-events.js';
 import type { RunAggregate } from '../run/run-state.js';
+import { isRunOverOrCancelling } from '../run/run-over.js';
 import type { LivenessSettings, LivenessVerdict } from './liveness-rules.js';
 
 /** A node of the run's current attempt the monitor judged lost or hung, with the evidence. */
@@ -25,7 +26,7 @@ export function decideNodeFailure(state: RunAggregate, f: NodeFailure, settings:
   if (!runId || !current || current.status !== 'running' || current.attempt !== f.attempt) return [];
   const task = current.tasks.find((t) => t.task_id === f.task_id && t.node_id === f.node_id);
   if (!task || (task.status !== 'assigned' && task.status !== 'running')) return [];
-  if (['cancelling', 'awaiting_operator', 'cleaning_up', 'cleaned'].includes(state.status) || state.terminal || state.stopRequested) return [];
+  if (isRunOverOrCancelling(state) || state.status === 'awaiting_operator' || state.stopRequested) return [];
 
   const at = f.detected_at.toISOString();
   const base = { run_id: runId, node_id: f.node_id, task_id: f.task_id, stage: current.stage, attempt: current.attempt };

@@ -2,6 +2,7 @@ import { ItoError, isTerminal, type RunState } from '@ito/contracts';
 import type { Pipeline } from '../pipeline/pipeline.js';
 import type { RunEvent, RunEventMap } from './run-events.js';
 import type { RunAggregate } from './run-state.js';
+import { isRunOverOrCancelling } from './run-over.js';
 
 /**
  * Commands on a run, imperative. Ids and the clock arrive in the command (the decider does no I/O).
@@ -30,7 +31,7 @@ export function decideRun(command: RunCommand, state: RunAggregate): RunEvent[] 
 
     case 'RequestCancel': {
       const status = requireRun(state, command.data.run_id);
-      if (isTerminal(status) || status === 'cancelling' || status === 'cleaning_up' || status === 'cleaned') {
+      if (isRunOverOrCancelling(state)) {
         throw new ItoError('invalid_state', `run ${command.data.run_id} is ${status}; only an active run can be cancelled`);
       }
       const requested: RunEvent = { type: 'CancelRequested', data: { run_id: command.data.run_id, confirmation_ref: command.data.confirmation_ref } };

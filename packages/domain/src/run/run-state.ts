@@ -2,6 +2,8 @@ import { isTerminal, type RunState, type TaskStatus } from '@ito/contracts';
 import { EMPTY_LOSS_TRACKER, observeLoss, type LossTracker } from '../pipeline/loss-spike.js';
 import type { Pipeline } from '../pipeline/pipeline.js';
 import type { CheckpointRef, IncidentFacts, LivePlan, RunEvent, TaskRef } from './run-events.js';
+import { attemptCost } from './attempt-cost.js';
+import { isRunOverOrCancelling } from './run-over.js';
 
 /** `restored`: the task reported restoring its attempt's checkpoint (recorded once per task). */
 export type TaskState = TaskRef & { status: TaskStatus | 'stopped'; last_seq: number; restored?: boolean };
@@ -136,25 +138,6 @@ export function stateForStage(stage: string): RunState {
   return 'training';
 }
 
-/**
- * Seconds an attempt is charged for: the control plane's own clock, from the assignment of its tasks to its last
- * report, is the floor. The trainer's `elapsed_s` is a claim compared with it: a trainer that under-reports cannot
- * spend past the ceiling, and a claim above the wall clock (a time-scaled simulation's) is charged as claimed.
- */
-export function chargedSeconds(attempt: StageAttempt): number {
-  const start = attempt.started_at_ms ?? null;
-  const last = attempt.last_report_ms ?? null;
-  const measured = start !== null && last !== null ? Math.max(0, (last - start) / 1000) : 0;
-  return Math.max(measured, attempt.leader_elapsed_s);
-}
-
-/** Node-seconds of an attempt: its charged seconds on every node it holds. */
-function attemptCost(state: RunAggregate, attempt: StageAttempt | null | undefined): number {
-  if (!attempt || !state.pipeline) return 0;
-  const { rate_usd_per_gpu_hour, gpus_per_node } = state.pipeline.cost;
-  return (chargedSeconds(attempt) * attempt.tasks.length * gpus_per_node * rate_usd_per_gpu_hour) / 3600;
-}
-
 /** The attempt with a report received at `at` (ISO, the API's clock) counted as its latest. */
 function reportedAt(attempt: StageAttempt, at: string | undefined): StageAttempt {
   const ms = at === undefined ? NaN : Date.parse(at);
@@ -192,10 +175,7 @@ function endAttempt(state: RunAggregate, status: StageAttempt['status']): RunAgg
 
 function keepStatus(state: RunAggregate, status: RunState): RunState | 'none' {
   // Once terminal (or being cancelled or cleaned up), late task reports never change the public state.
-  if (state.status === 'none' || isTerminal(state.status as RunState) || state.status === 'cancelling' || state.status === 'cleaning_up' || state.status === 'cleaned') {
-    return state.status;
-  }
-  return status;
+  return state.status === 'none' || isRunOverOrCancelling(state) ? state.status : status;
 }
 
 export function evolveRun(state: RunAggregate, event: RunEvent): RunAggregate {

@@ -5,6 +5,7 @@ import { EMPTY_LOSS_TRACKER, observeLoss } from '../pipeline/loss-spike.js';
 import type { RunEvent } from './run-events.js';
 import { evolveRun, type RunAggregate, type StageAttempt, type TaskState } from './run-state.js';
 import { checkpointPrefix, isInsidePrefix } from './checkpoint-uris.js';
+import { isRunOver, isRunOverOrCancelling } from './run-over.js';
 
 /** A report from a node agent about one of its tasks, after the API checked that the task is the node's. */
 export type TaskReport =
@@ -22,8 +23,6 @@ export interface ReportDecision {
 }
 
 const ENDED: ReadonlyArray<TaskState['status']> = ['completed', 'failed', 'stopped'];
-/** Run statuses after which no task may go on: the run ended, or its checkpoints are being (or were) removed. */
-const RUN_OVER: ReadonlyArray<RunAggregate['status']> = ['succeeded', 'failed', 'cancelled', 'gate_failed', 'cleaning_up', 'cleaned'];
 
 function superseded(taskId: string): never {
   throw new ItoError('invalid_state', `task ${taskId} is not the current attempt of its stage; stop it`, { directive: 'stop' });
@@ -41,7 +40,7 @@ function fenced(state: RunAggregate, report: TaskReport): { current: StageAttemp
 export function directiveFor(state: RunAggregate, taskId: string): Directive {
   const task = state.current?.tasks.find((t) => t.task_id === taskId);
   if (!task || task.status === 'withdrawn' || ENDED.includes(task.status)) return 'stop';
-  if (state.status === 'cancelling' || state.status === 'awaiting_operator' || RUN_OVER.includes(state.status)) return 'stop';
+  if (isRunOverOrCancelling(state) || state.status === 'awaiting_operator') return 'stop';
   if (state.stopRequested) {
     const finalSaved = state.checkpoints.some((c) => c.final && c.stage === state.current?.stage && c.attempt === state.current?.attempt);
     return task.rank === 0 && !finalSaved ? 'checkpoint_and_stop' : 'stop';
@@ -72,7 +71,7 @@ export function decideTaskReport(state: RunAggregate, report: TaskReport, now?: 
   const stoppedAck = report.type === 'fail' && report.body.kind === 'stopped';
   // A withdrawal always ends its attempt (run-state's TasksWithdrawn), so this covers withdrawn tasks too.
   if (current.status !== 'running' && !stoppedAck) superseded(task.task_id);
-  if (RUN_OVER.includes(state.status) && !stoppedAck) superseded(task.task_id);
+  if (isRunOver(state) && !stoppedAck) superseded(task.task_id);
 
   const base = { run_id: runId, task_id: task.task_id, stage: current.stage, attempt: current.attempt };
   // The API's own clock at receipt: what the attempt's node time is charged by (the trainer's elapsed_s is a claim).

@@ -3,13 +3,14 @@ import { checkpointUri } from '../../executors/checkpoint-uri.js';
 import type { ReferenceOptions } from '../reference-options.js';
 import { emit, type StopListener } from '../trainer-io.js';
 import { encodePolicy, readPolicy, writePolicy } from './policy-checkpoint.js';
-import { freshAdam, POLICY_SIZE, type Adam } from './policy.js';
+import type { AdamState } from '../adam.js';
+import { freshAdam, POLICY_SIZE } from './policy.js';
 
 /** What every post-training step shares: the task, its clock, its stop requests, its weights and saving them. */
 export class StepContext {
   private readonly wallStart = performance.now();
   weights = new Float64Array(POLICY_SIZE);
-  adam: Adam = freshAdam();
+  adam: AdamState = freshAdam();
   step = 0;
 
   constructor(

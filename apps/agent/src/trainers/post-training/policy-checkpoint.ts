@@ -1,7 +1,8 @@
 import { parseStrictJson, runIdSchema, STAGE_NAMES } from '@ito/contracts';
 import { driverFor } from '@ito/storage';
 import { z } from 'zod';
-import { POLICY_SIZE, type Adam } from './policy.js';
+import type { AdamState } from '../adam.js';
+import { POLICY_SIZE } from './policy.js';
 
 /**
  * The post-training policy as stored: checkpoints of SFT, DPO and RLVR, and the policy versions RLVR's trainer
@@ -21,7 +22,7 @@ const policySchema = z.strictObject({
 });
 export type StoredPolicy = z.infer<typeof policySchema>;
 
-export function encodePolicy(p: { run_id: string; stage: StoredPolicy['stage']; step: number; version: number; weights: Float64Array; adam: Adam | null }): Buffer {
+export function encodePolicy(p: { run_id: string; stage: StoredPolicy['stage']; step: number; version: number; weights: Float64Array; adam: AdamState | null }): Buffer {
   const stored: StoredPolicy = {
     format: POLICY_FORMAT,
     run_id: p.run_id,

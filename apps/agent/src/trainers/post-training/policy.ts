@@ -1,3 +1,4 @@
+import { adamStep, freshAdamOf, type AdamState } from '../adam.js';
 import type { Random } from '../random.js';
 import { ANSWER_DIGITS, OPERAND_DIGITS, type Problem } from './addition.js';
 
@@ -70,25 +71,11 @@ export function greedy(w: Float64Array, p: Problem): number[] {
   });
 }
 
-export interface Adam {
-  t: number;
-  m: Float64Array;
-  v: Float64Array;
-}
-
-export function freshAdam(): Adam {
-  return { t: 0, m: new Float64Array(POLICY_SIZE), v: new Float64Array(POLICY_SIZE) };
+export function freshAdam(): AdamState {
+  return freshAdamOf(POLICY_SIZE);
 }
 
 /** One Adam step that *ascends* `grad` (the gradient of an objective to maximise). */
-export function ascend(w: Float64Array, adam: Adam, grad: Float64Array, lr: number): void {
-  adam.t++;
-  const c1 = 1 - 0.9 ** adam.t;
-  const c2 = 1 - 0.999 ** adam.t;
-  for (let i = 0; i < POLICY_SIZE; i++) {
-    const g = grad[i]!;
-    adam.m[i] = 0.9 * adam.m[i]! + 0.1 * g;
-    adam.v[i] = 0.999 * adam.v[i]! + 0.001 * g * g;
-    w[i]! += (lr * (adam.m[i]! / c1)) / (Math.sqrt(adam.v[i]! / c2) + 1e-8);
-  }
+export function ascend(w: Float64Array, adam: AdamState, grad: Float64Array, lr: number): void {
+  adamStep(w, adam, grad, lr, 'ascend');
 }
