@@ -1,4 +1,4 @@
-import type { RunAggregate, StageAttempt } from './run-state.js';
+import type { RunAggregate, StageAttempt } from './run-aggregate.js';
 
 /**
  * Seconds an attempt is charged for: the control plane's own clock, from the assignment of its tasks to its last

@@ -1,5 +1,5 @@
 import { TERMINAL_RUN_STATES } from '@ito/contracts';
-import type { RunAggregate } from './run-state.js';
+import type { RunAggregate } from './run-aggregate.js';
 
 type RunEnd = Pick<RunAggregate, 'status' | 'terminal'>;
 

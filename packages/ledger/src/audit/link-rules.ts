@@ -1,5 +1,5 @@
 import { contentHash, linkHash } from '../hashing.js';
-import type { AuditRecord } from './records.js';
+import type { AuditRecord } from './record-types.js';
 import { tenantLinkHash } from './tenant-link.js';
 
 /**

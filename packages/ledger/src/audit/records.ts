@@ -1,27 +1,7 @@
 import { CHAIN_START, TENANT_CHAIN, linkFailure, stateAfter, tenantLinkFacts, type LinkState } from './link-rules.js';
 
-/** The stored fields of an event, as an audit record carries them (recorded_at as an ISO instant). */
-export interface AuditEventBody {
-  stream_id: string;
-  stream_version: number;
-  type: string;
-  schema_version: number;
-  data: unknown;
-  metadata: unknown;
-  recorded_at: string;
-}
-
-/**
- * One link of a tenant's chain with the event it seals, as the audit route serves it and an export holds it.
- * `event` is null when the link names a position whose event is no longer in the table.
- */
-export interface AuditRecord {
-  tenant_seq: number;
-  position: number;
-  prev_hash: string | null;
-  hash: string;
-  event: AuditEventBody | null;
-}
+export type { AuditEventBody, AuditRecord } from './record-types.js';
+import type { AuditRecord } from './record-types.js';
 
 export type RecordsVerdict =
   | { ok: true; checked: number; head: { tenant_seq: number; hash: string } | null }
