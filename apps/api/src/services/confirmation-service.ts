@@ -17,6 +17,7 @@ import { getBooking, getConfirmation, getRun, getTenantPolicy, saveManifest, typ
 import { newId } from '../ids.js';
 import type { Resources } from '../resources.js';
 import { checkManifestOnce } from './accepted-manifests.js';
+import { checkEvalBatteryRegistered } from './eval-battery-gate.js';
 import { checkFileRefLinks } from './file-ref-links.js';
 import { storedManifestSummary } from './manifest-summary.js';
 import { planFor } from './plan-service.js';
@@ -77,6 +78,7 @@ export async function requestConfirmation(res: Resources, tenantId: string, requ
     const policy = await getTenantPolicy(res.pool, tenantId);
     checkDataPolicy(manifest, policy);
     checkCheckpointStorage(manifest, policy);
+    await checkEvalBatteryRegistered(res.ledger, manifest.eval.battery);
     await checkFileRefLinks(manifest, policy.file_roots);
     const outcome = planFor(manifest, booking, now);
     checkBudget(manifest, outcome.estimated_cost_usd, outcome.incremental_cost_usd);
