@@ -108,4 +108,8 @@ describe('data prep fetches a registered eval battery by digest', () => {
     expect(outcome).toMatchObject({ ok: false, code: 'data_policy_violation' });
     expect(outcome.ok ? '' : outcome.reason).toContain('is registered');
   });
+
+  it('the fixture directory tests give as ITO_EVAL_BATTERY_DIR holds the shipped bytes, so it can serve as the fallback', () => {
+    expect(readFileSync(new URL('../../../test/fixtures/evals/ito-evals/v1.jsonl', import.meta.url)).equals(SHIPPED)).toBe(true);
+  });
 });
