@@ -41,15 +41,15 @@ describe("README's first run", () => {
     const port = await freePort();
     const apiUrl = `http://127.0.0.1:${port}`;
     const procs = processGroup();
-    // Started as the section says (simulated agents write no checkpoint bytes: their s3:// storage is simulated).
-    const start = 'ITO_STORAGE_SIMULATED_SCHEMES=s3 npm start';
-    expect(markdownSection(join(ROOT, 'README.md'), 'A first run, end to end')).toContain(start);
+    // Started as the section says: nothing simulated on the server, the run's storage is a real directory.
+    const section = markdownSection(join(ROOT, 'README.md'), 'A first run, end to end');
+    expect(section).toContain('`npm ci && npm start`');
+    expect(section).not.toContain('ITO_STORAGE_SIMULATED_SCHEMES');
     const server = procs.start('ito-server', SERVER, ['start'], {
       ITO_HOME: join(dir, 'server'),
       ITO_PORT: String(port),
       ITO_DATABASE_URL: db.url,
       ITO_LOG_LEVEL: 'warn',
-      ITO_STORAGE_SIMULATED_SCHEMES: 's3',
     });
     let shellPid: number | undefined;
     try {
