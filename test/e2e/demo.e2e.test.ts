@@ -7,6 +7,9 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { freePort } from '../support/services.js';
 
 const ROOT = resolve(import.meta.dirname, '..', '..');
+/** What examples/data/sample-corpus.jsonl was made with (test/fixtures/dataprep/write-example-data.ts). */
+const PLANTED = JSON.parse(readFileSync(join(ROOT, 'test/fixtures/dataprep/sample-corpus.truth.json'), 'utf8')) as Array<{ kind: string }>;
+const planted = (kind: string) => PLANTED.filter((t) => t.kind === kind).length;
 const dirs: string[] = [];
 afterAll(() => {
   for (const d of dirs) rmSync(d, { recursive: true, force: true });
@@ -89,6 +92,15 @@ describe('a newcomer: clone, npm ci, npm run demo', () => {
       expect(demo.output).toContain(turn);
     }
     expect(demo.output).toContain(`ito logs ${summary.run_id} --follow`);
+    // Data prep read the sample corpus from the tenant's file root under $ITO_HOME and found exactly what was planted.
+    expect(planted('exact') * planted('near') * planted('leak')).toBeGreaterThan(0);
+    expect(summary.data_prep).toMatchObject({
+      docs_in: PLANTED.length,
+      docs_out: PLANTED.length - planted('exact') - planted('near') - planted('leak'),
+      removed: { exact: planted('exact'), near: planted('near'), decontamination: planted('leak') },
+    });
+    expect(summary.data_prep.ref).toMatch(new RegExp(`^file://${home.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}/files/ten_[0-9a-f]{32}/sample-corpus\\.jsonl$`));
+    expect(demo.output).toContain(`${PLANTED.length} documents in, ${summary.data_prep.docs_out} out (removed ${planted('exact')} exact, ${planted('near')} near duplicates, ${planted('leak')} contaminated`);
     // The data stays for the newcomer to explore.
     expect(existsSync(join(home, 'pg'))).toBe(true);
     expect(existsSync(join(home, 'cli', 'credentials.json'))).toBe(true);

@@ -9,6 +9,9 @@ import { codeBlocks, markdownSection } from '../support/readme.js';
 import { freePort } from '../support/services.js';
 
 const ROOT = resolve(import.meta.dirname, '..', '..');
+/** What examples/data/sample-corpus.jsonl was made with (test/fixtures/dataprep/write-example-data.ts). */
+const PLANTED = JSON.parse(readFileSync(join(ROOT, 'test/fixtures/dataprep/sample-corpus.truth.json'), 'utf8')) as Array<{ kind: string }>;
+const planted = (kind: string) => PLANTED.filter((t) => t.kind === kind).length;
 const SERVER = join(ROOT, 'apps/server/dist/main.js');
 
 const dirs: string[] = [];
@@ -38,15 +41,15 @@ describe("README's first run", () => {
     const port = await freePort();
     const apiUrl = `http://127.0.0.1:${port}`;
     const procs = processGroup();
-    // Started as the section says (simulated agents write no checkpoint bytes: their s3:// storage is simulated).
-    const start = 'ITO_STORAGE_SIMULATED_SCHEMES=s3 npm start';
-    expect(markdownSection(join(ROOT, 'README.md'), 'A first run, end to end')).toContain(start);
+    // Started as the section says: nothing simulated on the server, the run's storage is a real directory.
+    const section = markdownSection(join(ROOT, 'README.md'), 'A first run, end to end');
+    expect(section).toContain('`npm ci && npm start`');
+    expect(section).not.toContain('ITO_STORAGE_SIMULATED_SCHEMES');
     const server = procs.start('ito-server', SERVER, ['start'], {
       ITO_HOME: join(dir, 'server'),
       ITO_PORT: String(port),
       ITO_DATABASE_URL: db.url,
       ITO_LOG_LEVEL: 'warn',
-      ITO_STORAGE_SIMULATED_SCHEMES: 's3',
     });
     let shellPid: number | undefined;
     try {
@@ -76,6 +79,12 @@ describe("README's first run", () => {
       expect(turns.every((at) => at > -1), output).toBe(true);
       expect([...turns].sort((a, b) => a - b)).toEqual(turns);
       expect(output).toContain('gate post_training passed');
+      // Data prep read the sample corpus the steps put in the tenant's file root, and found what was planted there.
+      const kept = PLANTED.length - planted('exact') - planted('near') - planted('leak');
+      expect(planted('exact') * planted('near') * planted('leak')).toBeGreaterThan(0);
+      expect(output).toMatch(
+        new RegExp(`data file://\\S+/sample-corpus\\.jsonl: ${PLANTED.length} documents in, ${kept} out \\(removed ${planted('exact')} exact, ${planted('near')} near duplicates, ${planted('leak')} contaminated`),
+      );
       expect(output.lastIndexOf('run succeeded')).toBeGreaterThan(turns.at(-1)!);
       expect(output).not.toMatch(/ito_(sk|nc)_[A-Za-z0-9_-]{16}/);
       expect(output).not.toMatch(/\n\s+at .+:\d+:\d+\)?\n/);

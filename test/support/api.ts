@@ -1,4 +1,6 @@
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
 import pg from 'pg';
@@ -6,10 +8,15 @@ import { buildApp } from '@ito/api';
 import { createAdminService, createApiLedger, type AdminService } from '@ito/runs';
 import { createLogger } from '@ito/config';
 import { manifestDigest } from '@ito/contracts';
+import { createEvalBatteryRegistry } from '@ito/evals';
+import { createLedger } from '@ito/ledger';
+import { defaultStorageRegistry } from '@ito/storage';
 import { h200Booking } from '../fixtures/bookings.js';
 import { freshDatabase } from './db.js';
 
 export const EXAMPLE_MANIFEST = readFileSync(new URL('../../examples/manifest.json', import.meta.url), 'utf8');
+/** The eval battery the server ships and registers at start (apps/server/src/shipped-batteries.ts); the examples name it. */
+export const SHIPPED_BATTERY = { name: 'ito-evals/v1', bytes: readFileSync(new URL('../../apps/server/batteries/ito-evals/v1.jsonl', import.meta.url)) };
 
 export interface CallResult {
   status: number;
@@ -65,6 +72,11 @@ export async function startApi(
   await app.listen({ port: 0, host: '127.0.0.1' });
   const url = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
   const admin: AdminService = createAdminService({ pool, ledger, now });
+  // As the server does at start: the shipped battery is registered, its items in this API's own operator storage.
+  const operatorDir = mkdtempSync(join(tmpdir(), 'ito-operator-'));
+  const operatorStorage = `file://${operatorDir}`;
+  const batteries = createEvalBatteryRegistry({ pool, ledger: createLedger({ pool }), storage: defaultStorageRegistry(), operatorStorage });
+  await batteries.register(SHIPPED_BATTERY.name, SHIPPED_BATTERY.bytes, { ifAbsent: true });
 
   async function call(method: string, path: string, o: { key?: string; body?: unknown; headers?: Record<string, string> } = {}): Promise<CallResult> {
     const headers: Record<string, string> = { ...(o.headers ?? {}) };
@@ -88,6 +100,9 @@ export async function startApi(
     pool,
     ledger,
     admin,
+    /** The eval battery registry, over this API's database and its operator storage (`operatorStorage`). */
+    batteries,
+    operatorStorage,
     clock,
     logLines,
     call,
@@ -97,6 +112,7 @@ export async function startApi(
       await app.close();
       await pool.end();
       await db.drop();
+      rmSync(operatorDir, { recursive: true, force: true });
       if (undocumented.length > 0) throw new Error(`answers the OpenAPI document does not list:\n${[...new Set(undocumented)].join('\n')}`);
     },
   };

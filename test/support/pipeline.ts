@@ -37,6 +37,7 @@ export async function startPipeline(backend: BackendKind, opts: { heartbeatInter
     checkpoints: storageCheckpointRemover(opts.storage ?? defaultStorageRegistry()),
     ...(opts.storage ? { storage: opts.storage } : {}),
     evalBatteryDir: fileURLToPath(new URL('../fixtures/evals', import.meta.url)),
+    evalBatteries: { registry: api.batteries, storage: opts.storage ?? defaultStorageRegistry() },
   };
   const handlers = pipelineHandlers(res);
   if (opts.relay !== false) startJobWorkers(kit, pipelineJobs, handlers, { concurrency: 8 });

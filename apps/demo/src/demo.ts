@@ -1,4 +1,4 @@
-import { copyFileSync, chmodSync, mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { apiReader, waitReady, type RunView } from './api.js';
 import { deskExplanation, type DeskRunFigures } from './desk-lines.js';
@@ -8,11 +8,13 @@ import { FaultPlan } from './fault-plan.js';
 import { followEvents } from './event-follower.js';
 import { Processes, type Managed } from './processes.js';
 import { entries, type DemoPaths } from './paths.js';
+import { dataPrepFigures, prepareSampleData, type DataPrepFigures } from './sample-data.js';
 import { StepError } from './step-error.js';
 import type { Terminal } from './terminal.js';
 
 interface Tenant {
   tenant_id: string;
+  file_roots: string[];
   requester_key: string;
   approver_key: string;
 }
@@ -34,6 +36,8 @@ export interface DemoSummary {
   desk_telemetry: 'shown' | 'not_available';
   /** The desk's figures for the run, on its modelled clock (null when the desk did not list it apart). */
   desk_run: { goodput: number | null; usd_per_productive_gpu_hour: number | null; interruptions: number } | null;
+  /** What data prep found in the sample corpus it read from the tenant's file root. */
+  data_prep: DataPrepFigures | null;
 }
 
 const NODES = ['gpu-01', 'gpu-02'];
@@ -55,7 +59,7 @@ export async function runDemo(opts: DemoOptions, paths: DemoPaths, term: Termina
   process.once('SIGTERM', stopOnSignal);
   try {
     term.heading('Start the control plane on the embedded default');
-    term.command(`ITO_HOME=${paths.home} ITO_PORT=${opts.port} ITO_STORAGE_SIMULATED_SCHEMES=s3 ito-server start`);
+    term.command(`ITO_HOME=${paths.home} ITO_PORT=${opts.port} ito-server start`);
     term.say('embedded PostgreSQL under $ITO_HOME/pg, queues on BullMQ\'s PostgreSQL backend, API + workers + monitor in one process');
     const server = procs.start('ito-server', bin.server, ['start'], {
       ...baseEnv,
@@ -63,8 +67,6 @@ export async function runDemo(opts: DemoOptions, paths: DemoPaths, term: Termina
       ITO_PORT: String(opts.port),
       ITO_HEARTBEAT_INTERVAL_S: String(opts.heartbeatIntervalS),
       ITO_LOG_LEVEL: 'info',
-      // The example manifest's checkpoints are on s3://, which the demo's simulated agents only model.
-      ITO_STORAGE_SIMULATED_SCHEMES: 's3',
     });
     if (!(await waitReady(apiUrl, () => server.child.exitCode === null, 180_000))) {
       throw new StepError('start', `ito-server did not become ready; its log is ${server.logFile}`);
@@ -107,9 +109,8 @@ export async function runDemo(opts: DemoOptions, paths: DemoPaths, term: Termina
     const capabilities = await runCli<{ commands: Capability[] }>(term, ito, { step: 'capabilities', args: ['capabilities'] });
     const available = (name: string) => capabilities.commands.some((c) => c.name === name && c.availability === 'available');
 
-    const manifest = join(dir, 'manifest.json');
-    copyFileSync(paths.exampleManifest, manifest);
-    chmodSync(manifest, 0o644);
+    term.heading('Real data: the sample corpus in the tenant\'s file root, named by the manifest');
+    const manifest = await prepareSampleData(term, admin, tenant, paths.root);
     term.heading('Plan the example manifest on the booking (creates nothing)');
     await runCli(term, ito, { step: 'plan', args: ['plan', '--booking', booking.booking_id, '--manifest', manifest], human: true });
 
@@ -208,6 +209,7 @@ export async function runDemo(opts: DemoOptions, paths: DemoPaths, term: Termina
       audit_replay: audit.replay,
       desk_telemetry: desk,
       desk_run: deskRun,
+      data_prep: await dataPrepFigures(get, run.run_id),
     };
     writeFileSync(join(dir, 'summary.json'), `${JSON.stringify(summary, null, 2)}\n`, { mode: 0o600 });
     printNextSteps(term, { home: paths.home, tokenFile, apiUrl, runId: run.run_id, tenantId: tenant.tenant_id, defaultPort: opts.port === 8420 });

@@ -7,6 +7,7 @@ import type { Role } from './args.js';
 import { closePool, createPool, openLedgerDatabase } from './database.js';
 import { startMonitorRole } from './roles/monitor-role.js';
 import { runShutdown, type ShutdownStep } from './shutdown.js';
+import { batteryRegistryOf, registerShippedBatteries } from './shipped-batteries.js';
 import { storageRegistryOf } from './storage-settings.js';
 import { auditDigestRegistration, loadAuditSigningKey } from './workers/audit-digest.js';
 import { WORKER_REGISTRATIONS, startRegisteredWorkers } from './workers/registry.js';
@@ -42,6 +43,7 @@ export async function startServer(cfg: ItoConfig, roles: Role[], logger: Logger)
 
     // One registry per process: its S3 client keeps its sockets for every stage, cleanup and confirmation.
     const storage = storageRegistryOf(cfg);
+    const batteries = batteryRegistryOf(cfg, pool, storage);
     const backend = queueBackendFromEnv(cfg, db.url);
     const kit = createQueueKit(backend, {
       prefix: cfg.ITO_QUEUE_PREFIX,
@@ -70,6 +72,7 @@ export async function startServer(cfg: ItoConfig, roles: Role[], logger: Logger)
           checkpoints: storageCheckpointRemover(storage),
           storage,
           evalBatteryDir: cfg.ITO_EVAL_BATTERY_DIR,
+          evalBatteries: { registry: batteries, storage },
           dataPrepMaxBytesPerRef: cfg.ITO_DATAPREP_MAX_BYTES_PER_REF,
         },
       }, signingKey ? [...WORKER_REGISTRATIONS, auditDigestRegistration(signingKey, cfg.ITO_AUDIT_DIGEST_INTERVAL_S * 1000)] : WORKER_REGISTRATIONS);
@@ -85,6 +88,7 @@ export async function startServer(cfg: ItoConfig, roles: Role[], logger: Logger)
     if (roles.includes('api')) {
       // Loaded only here so worker- and monitor-only processes never load the HTTP stack.
       const { startApiRole } = await import('./roles/api-role.js');
+      await registerShippedBatteries(batteries, logger);
       const { app, url } = await startApiRole({ cfg, logger, pool, kit, storage });
       steps.push({ name: 'api', run: () => app.close(), timeoutMs: 4_000 });
       return { stop, apiUrl: url };

@@ -2,6 +2,7 @@ import type pg from 'pg';
 import type { Logger } from '@ito/config';
 import type { Ledger } from '@ito/ledger';
 import type { StorageRegistry } from '@ito/storage';
+import type { EvalBatterySource } from './stages/registered-battery.js';
 
 /**
  * Removes what a checkpoint URI names; `existed` says whether a file was really removed, `refused` why nothing
@@ -23,6 +24,8 @@ export interface PipelineResources {
   checkpoints: CheckpointRemover;
   /** Where eval battery items are (`<dir>/<battery>.jsonl`), for decontamination; unset: file data is refused. */
   evalBatteryDir?: string | undefined;
+  /** The eval battery registry, whose items data prep fetches by digest; unset: only the directory above. */
+  evalBatteries?: EvalBatterySource | undefined;
   /** Where prepared data is written; the default registry (`file://`) when unset. */
   storage?: StorageRegistry;
   /** The operator's bound on the bytes of one data ref (ITO_DATAPREP_MAX_BYTES_PER_REF); the dataprep default when unset. */

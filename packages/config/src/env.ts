@@ -1,5 +1,5 @@
 import { homedir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { z } from 'zod';
 
 /**
@@ -57,6 +57,12 @@ export const envSchema = z.object({
   ITO_AUDIT_SIGNING_KEY_FILE: z.string().regex(/^\//, 'expected an absolute path').max(4096).optional(),
   ITO_AUDIT_DIGEST_INTERVAL_S: z.coerce.number().int().min(1).max(86_400).default(300),
   ITO_EVAL_BATTERY_DIR: z.string().min(1).refine((v) => v.startsWith('/'), 'expected an absolute directory').optional(),
+  /** Where the server keeps the operator's data (registered eval batteries): a storage prefix the server and its workers share. */
+  ITO_OPERATOR_STORAGE: z
+    .string()
+    .max(1024)
+    .regex(/^(file:\/\/\/|s3:\/\/[a-z0-9][a-z0-9.-]{1,62}\/)[^\s%]*$/, 'expected a file:///absolute/path or s3://bucket/prefix storage prefix')
+    .optional(),
   /** An S3-compatible store: set the region or the endpoint and the server serves `s3://` storage through it. */
   ITO_S3_REGION: z.string().regex(/^[a-z0-9-]{1,32}$/, 'expected a region name such as us-east-1').optional(),
   ITO_S3_ENDPOINT: url(['http:', 'https:']).optional(),
@@ -86,6 +92,7 @@ export interface ItoConfig extends RawEnv {
   ITO_HOME: string;
   ITO_TOKEN_FILE: string;
   ITO_EVAL_BATTERY_DIR: string;
+  ITO_OPERATOR_STORAGE: string;
 }
 
 export class ConfigError extends Error {
@@ -121,6 +128,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ItoConfig {
     // $ITO_HOME to the database's system user (o+x), which a credential directory must never be.
     ITO_TOKEN_FILE: parsed.data.ITO_TOKEN_FILE ?? join(home, 'cli', 'credentials.json'),
     ITO_EVAL_BATTERY_DIR: parsed.data.ITO_EVAL_BATTERY_DIR ?? join(home, 'evals'),
+    ITO_OPERATOR_STORAGE: parsed.data.ITO_OPERATOR_STORAGE ?? `file://${resolve(home, 'operator')}`,
   };
 }
 

@@ -57,6 +57,9 @@ export const ERROR_CODES = {
   checkpoint_storage_unreachable: { status: 422, retryable: true },
   plan_refused: { status: 422, retryable: false },
   data_ref_too_large: { status: 422, retryable: false },
+  eval_battery_not_registered: { status: 422, retryable: false },
+  eval_battery_invalid: { status: 422, retryable: false },
+  eval_battery_exists: { status: 409, retryable: false },
 
   invalid_state: { status: 409, retryable: false },
   gate_failed: { status: 409, retryable: false },

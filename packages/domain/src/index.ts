@@ -29,3 +29,4 @@ export * from './slo/incident-records.js';
 export * from './run/run-waiting.js';
 export * from './run/run-action-applies.js';
 export * from './pipeline/plan-findings.js';
+export * from './evals/eval-battery.js';

@@ -79,7 +79,7 @@ export const OPERATIONS: Readonly<Record<string, OperationDoc>> = {
   'POST /v1/confirmations': {
     operationId: 'confirmRequest',
     success: [201],
-    refusals: [...BOOKING_USABLE, ...MANIFEST, ...PLAN, ...POLICY, 'checkpoint_storage_unreachable', 'not_found', 'invalid_state'],
+    refusals: [...BOOKING_USABLE, ...MANIFEST, ...PLAN, ...POLICY, 'eval_battery_not_registered', 'checkpoint_storage_unreachable', 'not_found', 'invalid_state'],
   },
   'GET /v1/confirmations/:ref': { operationId: 'confirmShow', refusals: ['confirmation_not_found'] },
   'POST /v1/confirmations/:ref/approve': { operationId: 'confirmApprove', refusals: CONFIRMATION_DECISION },

@@ -15,6 +15,7 @@ import {
 import type { LedgerTx } from '@ito/ledger';
 import { checkManifestOnce, getBooking, getConfirmation, getRun, getTenantPolicy, newId, planFor, saveManifest, type StoredConfirmation } from '@ito/runs';
 import type { Resources } from '../resources.js';
+import { checkEvalBatteryRegistered } from './eval-battery-gate.js';
 import { checkFileRefLinks } from './file-ref-links.js';
 import { storedManifestSummary } from './manifest-summary.js';
 
@@ -70,6 +71,7 @@ export async function requestConfirmation(res: Resources, tenantId: string, requ
     const policy = await getTenantPolicy(res.pool, tenantId);
     checkDataPolicy(manifest, policy);
     checkCheckpointStorage(manifest, policy);
+    await checkEvalBatteryRegistered(res.ledger, manifest.eval.battery);
     await checkFileRefLinks(manifest, policy.file_roots);
     const outcome = planFor(manifest, booking, now);
     checkBudget(manifest, outcome.estimated_cost_usd, outcome.incremental_cost_usd);

@@ -2,13 +2,13 @@ import { mkdir, realpath } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { ItoError } from '@ito/contracts';
 import type { AdminService } from '@ito/runs';
+import type { EvalBatteryRegistry } from '@ito/evals';
 import type { ParsedCommand } from '../args/parse.js';
 import { keyValue } from '../human/format.js';
+import { batteryCommand } from './battery-commands.js';
 
-export interface AdminResult {
-  data: Record<string, unknown>;
-  human: (data: Record<string, unknown>) => string;
-}
+export type { AdminResult } from './admin-result.js';
+import type { AdminResult } from './admin-result.js';
 
 const SHOWN_ONCE = '\nStore the secret above now: it is kept only as a hash and is not shown again.\n';
 
@@ -34,6 +34,8 @@ const num = (cmd: ParsedCommand, name: string): number => {
 export interface AdminContext {
   /** `$ITO_HOME` when the ledger is the embedded database of this host (no ITO_DATABASE_URL), else null. */
   embeddedHome: string | null;
+  /** The eval battery registry on the ledger database and the operator's storage, opened when a battery verb runs. */
+  batteries: () => Promise<EvalBatteryRegistry>;
 }
 
 type AdminHandler = (cmd: ParsedCommand, admin: AdminService, ctx: AdminContext) => Promise<AdminResult>;
@@ -142,5 +144,7 @@ export const ADMIN_HANDLERS: Record<string, AdminHandler> = {
   'booking expire': bookingStatus('expired'),
   'booking revoke': bookingStatus('revoked'),
   'booking release': bookingStatus('released'),
+  'battery add': async (cmd, _admin, ctx) => batteryCommand(cmd, await ctx.batteries()),
+  'battery list': async (cmd, _admin, ctx) => batteryCommand(cmd, await ctx.batteries()),
   'node register': async (cmd, admin) => ({ data: await admin.registerNode({ bookingId: str(cmd, 'booking'), name: str(cmd, 'name') }), human: secret }),
 };

@@ -3,6 +3,7 @@ import { loadConfigOrUsage } from '../config-or-usage.js';
 import { ItoError, fail, ok } from '@ito/contracts';
 import type { ParsedCommand, UsageProblem } from '../args/parse.js';
 import { emit, usageOutcome, type Outcome } from '../output.js';
+import { openBatteryRegistry } from './battery-commands.js';
 import { ADMIN_HANDLERS } from './commands.js';
 import { ledgerConnection } from './connection.js';
 
@@ -29,7 +30,8 @@ export async function runAdmin(parsed: ParsedCommand | UsageProblem): Promise<ne
     pool = p;
     const logger = createLogger({ level: config.ITO_LOG_LEVEL, name: 'ito-admin' });
     const admin = createAdminService({ pool: p, logger });
-    const result = await handler(parsed, admin, { embeddedHome: config.ITO_DATABASE_URL ? null : config.ITO_HOME });
+    const batteries = () => openBatteryRegistry(p, config);
+    const result = await handler(parsed, admin, { embeddedHome: config.ITO_DATABASE_URL ? null : config.ITO_HOME, batteries });
     outcome = { envelope: ok(result.data, { liveApiContacted: false }), human: result.human };
   } catch (err) {
     outcome = { envelope: adminFailure(err) };

@@ -81,7 +81,18 @@ export const ADMIN_VERBS: VerbSpec[] = [
   { name: 'booking expire', summary: 'mark a booking expired', usage: 'ito-admin booking expire <id>', example: `ito-admin booking expire ${ids.booking}`, positionals: [{ name: 'id', required: true, help: 'booking id' }], side_effect: 'none', ...admin },
   { name: 'booking revoke', summary: 'revoke a booking', usage: 'ito-admin booking revoke <id>', example: `ito-admin booking revoke ${ids.booking}`, positionals: [{ name: 'id', required: true, help: 'booking id' }], side_effect: 'none', ...admin },
   { name: 'booking release', summary: 'release a booking', usage: 'ito-admin booking release <id>', example: `ito-admin booking release ${ids.booking}`, positionals: [{ name: 'id', required: true, help: 'booking id' }], side_effect: 'none', ...admin },
+  {
+    name: 'battery add',
+    summary: 'register an eval battery: its items stored by sha256 in the operator storage, EvalBatteryRegistered recorded',
+    usage: 'ito-admin battery add <name> --file <items.jsonl> [--json]',
+    example: 'ito-admin battery add acme-evals/v2 --file /srv/ito/evals/acme-evals-v2.jsonl --json',
+    positionals: [{ name: 'name', required: true, help: 'the name and version manifests give as eval.battery, e.g. acme-evals/v2; registered once, never replaced' }],
+    flags: [{ name: 'file', value: 'items.jsonl', required: true, help: 'JSON lines of {"id", "task", "text"}, at most 64 MiB and 100000 items' }],
+    side_effect: 'none',
+    ...admin,
+  },
+  { name: 'battery list', summary: 'list the registered eval batteries (name, items, sha256)', usage: 'ito-admin battery list [--json]', example: 'ito-admin battery list --json', side_effect: 'none', ...admin },
   { name: 'node register', summary: 'register a GPU node of a booking; prints its agent credential once', usage: 'ito-admin node register --booking <id> --name <name> [--json]', example: `ito-admin node register --booking ${ids.booking} --name gpu-01 --json`, flags: [{ name: 'booking', value: 'id', required: true, help: 'booking id' }, { name: 'name', value: 'name', required: true, help: 'node name' }], side_effect: 'credential_store', ...admin },
 ];
 
-export const ADMIN_GROUPS: Record<string, string | null> = { tenant: null, key: null, 'operator-key': null, booking: null, node: null };
+export const ADMIN_GROUPS: Record<string, string | null> = { tenant: null, key: null, 'operator-key': null, booking: null, battery: null, node: null };

@@ -3,8 +3,9 @@ import { DEFAULT_MAX_BYTES_PER_REF, DataRefTooLargeError, dataRefBounds } from '
 import { checkFileRefs, checkFileStorage, type RunEvent } from '@ito/domain';
 import { isNoFollowError, isStorageError, type StorageRegistry } from '@ito/storage';
 import { digestFileRef, type ReadLimits } from './data-digest.js';
-import { loadEvalBattery, type LoadedBattery } from './eval-battery.js';
+import type { LoadedBattery } from './eval-battery.js';
 import { prepareDataRef } from './prepare-data.js';
+import { loadBatteryFor, type EvalBatterySource } from './registered-battery.js';
 import { digestStoredRef, isStoredRef } from './stored-data-source.js';
 
 /**
@@ -17,6 +18,8 @@ export type DataPrepOutcome = { ok: true; facts: RunEvent[] } | { ok: false; rea
 export interface DataPrepDeps {
   /** Where eval battery items live (`<dir>/<battery>.jsonl`); unset: no file data can be checked. */
   evalBatteryDir: string | undefined;
+  /** The battery registry: registered items fetched by digest (the directory above only as a fallback). */
+  evalBatteries?: EvalBatterySource | undefined;
   storage: StorageRegistry;
   /** The tenant's file roots as its policy grants them now: the confirmation checked them, this checks again. */
   fileRoots: readonly string[];
@@ -104,7 +107,7 @@ async function checkConfinedDataRefs(
       data: { run_id: runId, index, ref: source.ref, verified: true, method: 'sha256', sha256: data.sha256, bytes: data.bytes, ...(reportChecked ? { note: 'decontamination report verified' } : {}) },
     });
 
-    battery ??= await loadEvalBattery(deps.evalBatteryDir, manifest.eval.battery);
+    battery ??= await loadBatteryFor(deps, manifest.eval.battery);
     if (!battery.ok) return refuse(`${path} cannot be decontaminated: ${battery.reason}`);
     if (!deps.storage.supports(runPrefix)) return refuse(`${path}: the prepared data cannot be written, there is no storage driver here for the checkpoint storage's scheme`);
     const prepared = await prepareDataRef({ runId, index, source, battery, runPrefix, storage: deps.storage, bounds, signal: deps.signal });

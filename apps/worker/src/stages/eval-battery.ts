@@ -2,21 +2,17 @@ import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { BatteryError, parseBattery, type Battery } from '@ito/dataprep';
-
-/** A battery name as manifests write it (`ito-evals/v1`): lower-case segments, never `.` or `..`. */
-const BATTERY_NAME = /^[a-z0-9][a-z0-9_-]*(\.[a-z0-9_-]+)*(\/[a-z0-9][a-z0-9_-]*(\.[a-z0-9_-]+)*){0,3}$/;
-/** A battery file is a few megabytes at most; a larger one is the wrong file. */
-const MAX_BATTERY_BYTES = 64 * 1024 * 1024;
+import { MAX_EVAL_BATTERY_BYTES as MAX_BATTERY_BYTES, isEvalBatteryName } from '@ito/domain';
 
 export type LoadedBattery = { ok: true; battery: Battery; sha256: string } | { ok: false; reason: string };
 
 /**
- * The items of the eval battery a manifest names, from `<dir>/<name>.jsonl` (`ito-evals/v1` →
+ * The items of the eval battery a manifest names, from the operator's fallback directory `<dir>/<name>.jsonl` (`ito-evals/v1` →
  * `<dir>/ito-evals/v1.jsonl`). Without the items the documents cannot be checked, so a missing battery is a
  * refusal, never a pass.
  */
 export async function loadEvalBattery(dir: string | undefined, name: string): Promise<LoadedBattery> {
-  if (!BATTERY_NAME.test(name)) return { ok: false, reason: 'the eval battery name is not a path-safe name such as ito-evals/v1' };
+  if (!isEvalBatteryName(name)) return { ok: false, reason: 'the eval battery name is not a path-safe name such as ito-evals/v1' };
   if (!dir) return { ok: false, reason: `no eval battery directory is configured (ITO_EVAL_BATTERY_DIR), so the data cannot be checked against ${name}` };
   let bytes: Buffer;
   try {

@@ -97,6 +97,7 @@ async function runWorkerStage(res: PipelineResources, job: StartStageJob, run: R
     try {
       outcome = await checkDataRefs(run.run_id, manifest, {
         evalBatteryDir: res.evalBatteryDir,
+        evalBatteries: res.evalBatteries,
         storage: res.storage ?? defaultStorageRegistry(),
         fileRoots: fileRoots ?? [],
         maxBytesPerRef: res.dataPrepMaxBytesPerRef,

@@ -1,0 +1,3 @@
+export { checkBatteryFile, type CheckedBatteryFile } from './battery-file.js';
+export { createEvalBatteryRegistry, type EvalBatteryRegistry, type EvalBatteryRegistryDeps, type RegisteredBattery, type Queryable } from './battery-registry.js';
+export { fetchRegisteredBattery, type FetchedBattery } from './battery-fetch.js';
