@@ -261,7 +261,54 @@ export const telemetrySegments = pgTable(
     endMs: bigint('end_ms', { mode: 'number' }).notNull(),
     label: text('label').notNull(),
   },
-  (t) => [index('telemetry_segments_run_idx').on(t.runId), index('telemetry_segments_time_idx').on(t.startMs, t.endMs)],
+  // By run and start: a batch replaces only a run's tail. A GiST index on the span: the desk reads from here only
+  // the parts of days at a window's edges (the whole days are in telemetry_day_sums), which overlap queries find.
+  (t) => [
+    index('telemetry_segments_run_start_idx').on(t.runId, t.startMs),
+    index('telemetry_segments_span_idx').using('gist', sql`int8range(${t.startMs}, ${t.endMs})`),
+  ],
+);
+
+/**
+ * What the desk sums, kept per UTC day as the projection folds (each batch adds what it changed, a negative amount
+ * where an overlay relabelled time it had already counted): milliseconds by booking and label (× the booking's
+ * nodes when read), interruptions by booking and cause, and exact value → count histograms of the checkpoint
+ * bandwidths and the detection and resume latencies by booking, so percentiles need no list of samples. Region,
+ * fabric and GPU are the booking's, so the desk's default groups are sums of these rows. Rows that come to zero
+ * are deleted, so a replay from position 0 gives the same rows as the incremental folds.
+ */
+export const telemetryDaySums = pgTable(
+  'telemetry_day_sums',
+  {
+    dayMs: bigint('day_ms', { mode: 'number' }).notNull(),
+    bookingId: text('booking_id').notNull(),
+    label: text('label').notNull(),
+    ms: bigint('ms', { mode: 'number' }).notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.dayMs, t.bookingId, t.label] })],
+);
+
+export const telemetryDayInterruptions = pgTable(
+  'telemetry_day_interruptions',
+  {
+    dayMs: bigint('day_ms', { mode: 'number' }).notNull(),
+    bookingId: text('booking_id').notNull(),
+    cause: text('cause').notNull(),
+    count: bigint('count', { mode: 'number' }).notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.dayMs, t.bookingId, t.cause] })],
+);
+
+export const telemetryDayValues = pgTable(
+  'telemetry_day_values',
+  {
+    dayMs: bigint('day_ms', { mode: 'number' }).notNull(),
+    bookingId: text('booking_id').notNull(),
+    metric: text('metric').notNull(),
+    value: doublePrecision('value').notNull(),
+    count: bigint('count', { mode: 'number' }).notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.dayMs, t.bookingId, t.metric, t.value] })],
 );
 
 export const telemetryInterruptions = pgTable(
