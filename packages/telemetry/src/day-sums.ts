@@ -69,7 +69,7 @@ export class DaySumsDelta {
   }
 }
 
-/** A piece of a desk window: a whole UTC day (read from the sums) or a part of one (read from the stored rows). */
+/** A desk window cut into whole UTC days (read from the sums) and what is left (read from the stored rows). */
 export interface WindowPieces {
   days: Array<{ day: number; bucket: number }>;
   partial: Array<{ from: number; to: number; bucket: number }>;
@@ -77,7 +77,7 @@ export interface WindowPieces {
 
 /**
  * Cuts [from, to), already cut into series buckets of `width`, into whole UTC days that lie inside one bucket
- * and the parts of days left at the window's and the buckets' edges. A window of whole days cut into whole-day
+ * and, per bucket, what is left at its edges (one piece when the bucket holds no whole day). A window of whole days cut into whole-day
  * buckets has no partial piece: the desk then reads only sums.
  */
 export function windowPieces(from: number, to: number, width: number): WindowPieces {
