@@ -39,14 +39,14 @@ export const telemetryProjection: AsyncProjection<BookingRecords & RunTelemetryE
 };
 
 async function upsertBookings(client: pg.PoolClient, events: StoredEventOf<BookingRecords>[]): Promise<void> {
-  for (const e of events) {
-    const d = e.data;
-    await client.query(
-      `insert into telemetry_bookings (booking_id, region, fabric, gpu, nodes, gpus_per_node, rate_usd_per_gpu_hour, term_start_ms, term_end_ms)
-       values ($1,$2,$3,$4,$5,$6,$7,$8,$9) on conflict (booking_id) do nothing`,
-      [d.booking_id, d.region, d.fabric, d.gpu, d.nodes, d.gpus_per_node, d.rate_usd_per_gpu_hour, Date.parse(d.term_start), Date.parse(d.term_end)],
-    );
-  }
+  const d = events.map((e) => e.data);
+  await client.query(
+    `insert into telemetry_bookings (booking_id, region, fabric, gpu, nodes, gpus_per_node, rate_usd_per_gpu_hour, term_start_ms, term_end_ms)
+     select * from unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::int[], $6::int[], $7::float8[], $8::bigint[], $9::bigint[])
+     on conflict (booking_id) do nothing`,
+    [d.map((b) => b.booking_id), d.map((b) => b.region), d.map((b) => b.fabric), d.map((b) => b.gpu), d.map((b) => b.nodes), d.map((b) => b.gpus_per_node),
+      d.map((b) => b.rate_usd_per_gpu_hour), d.map((b) => Date.parse(b.term_start)), d.map((b) => Date.parse(b.term_end))],
+  );
 }
 
 async function foldRuns(client: pg.PoolClient, events: StoredEventOf<RunTelemetryEvents>[]): Promise<void> {
@@ -76,10 +76,5 @@ async function foldRuns(client: pg.PoolClient, events: StoredEventOf<RunTelemetr
     else if (folded.kind === 'whole' && history !== null && before.booking_id !== null) writes.retract(id, before.booking_id, history);
     if (folded.kind !== 'needs_history') states.push(folded.state);
   }
-  await client.query(
-    `insert into telemetry_runs (run_id, booking_id, state) select * from unnest($1::text[], $2::text[], $3::jsonb[])
-     on conflict (run_id) do update set booking_id = excluded.booking_id, state = excluded.state`,
-    [states.map((s) => s.run_id), states.map((s) => s.booking_id), states.map((s) => JSON.stringify(s))],
-  );
-  await writes.write(client);
+  await writes.write(client, { ids: states.map((s) => s.run_id), bookings: states.map((s) => s.booking_id), states: states.map((s) => JSON.stringify(s)) });
 }

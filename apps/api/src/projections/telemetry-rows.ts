@@ -64,82 +64,86 @@ export class TelemetryWrites {
     this.forget.push(runId);
   }
 
-  async write(client: pg.PoolClient): Promise<void> {
+  /**
+   * Writes the batch in one statement (data-modifying CTEs, all on the statement's snapshot: the tail deletes see
+   * only rows of earlier batches, the resumes only interruptions stored before), plus the deletion of sum rows a
+   * negative amount brought to zero when there are any. The round trips, not the rows, were catch-up's cost.
+   */
+  async write(client: pg.PoolClient, runs: { ids: string[]; bookings: (string | null)[]; states: string[] }): Promise<void> {
+    const params: unknown[] = [];
+    const $ = (v: unknown, type: string) => `$${params.push(v)}::${type}`;
+    const parts: string[] = [];
+    if (runs.ids.length > 0) {
+      parts.push(`insert into telemetry_runs (run_id, booking_id, state) select * from unnest(${$(runs.ids, 'text[]')}, ${$(runs.bookings, 'text[]')}, ${$(runs.states, 'jsonb[]')})
+        on conflict (run_id) do update set booking_id = excluded.booking_id, state = excluded.state`);
+    }
     if (this.forget.length > 0) {
-      for (const table of ['telemetry_segments', 'telemetry_interruptions', 'telemetry_checkpoints']) await client.query(`delete from ${table} where run_id = any($1)`, [this.forget]);
+      for (const table of ['telemetry_segments', 'telemetry_interruptions', 'telemetry_checkpoints']) parts.push(`delete from ${table} where run_id = any(${$(this.forget, 'text[]')})`);
     }
-    if (this.replace.run.length > 0) {
-      await client.query('delete from telemetry_segments s using unnest($1::text[], $2::bigint[]) r(run_id, from_ms) where s.run_id = r.run_id and s.start_ms >= r.from_ms', [this.replace.run, this.replace.from]);
+    const { replace, seg, int, ck, resumed } = this;
+    if (replace.run.length > 0) {
+      parts.push(`delete from telemetry_segments s using unnest(${$(replace.run, 'text[]')}, ${$(replace.from, 'bigint[]')}) r(run_id, from_ms) where s.run_id = r.run_id and s.start_ms >= r.from_ms`);
     }
-    const { seg, int, ck, resumed } = this;
     if (seg.run.length > 0) {
-      await client.query('insert into telemetry_segments (run_id, booking_id, start_ms, end_ms, label) select * from unnest($1::text[], $2::text[], $3::bigint[], $4::bigint[], $5::text[])', [seg.run, seg.booking, seg.start, seg.end, seg.label]);
+      parts.push(`insert into telemetry_segments (run_id, booking_id, start_ms, end_ms, label)
+        select * from unnest(${$(seg.run, 'text[]')}, ${$(seg.booking, 'text[]')}, ${$(seg.start, 'bigint[]')}, ${$(seg.end, 'bigint[]')}, ${$(seg.label, 'text[]')})`);
     }
     if (int.run.length > 0) {
-      await client.query(
-        `insert into telemetry_interruptions (run_id, booking_id, cause, at_ms, detection_ms, resume_ms)
-         select * from unnest($1::text[], $2::text[], $3::text[], $4::bigint[], $5::bigint[], $6::bigint[])`,
-        [int.run, int.booking, int.cause, int.at, int.detection, int.resume],
-      );
+      parts.push(`insert into telemetry_interruptions (run_id, booking_id, cause, at_ms, detection_ms, resume_ms)
+        select * from unnest(${$(int.run, 'text[]')}, ${$(int.booking, 'text[]')}, ${$(int.cause, 'text[]')}, ${$(int.at, 'bigint[]')}, ${$(int.detection, 'bigint[]')}, ${$(int.resume, 'bigint[]')})`);
     }
     if (resumed.run.length > 0) {
-      await client.query(
-        'update telemetry_interruptions t set resume_ms = r.resume_ms from unnest($1::text[], $2::bigint[], $3::bigint[]) r(run_id, at_ms, resume_ms) where t.run_id = r.run_id and t.at_ms = r.at_ms',
-        [resumed.run, resumed.at, resumed.resume],
-      );
+      parts.push(`update telemetry_interruptions t set resume_ms = r.resume_ms from unnest(${$(resumed.run, 'text[]')}, ${$(resumed.at, 'bigint[]')}, ${$(resumed.resume, 'bigint[]')}) r(run_id, at_ms, resume_ms)
+        where t.run_id = r.run_id and t.at_ms = r.at_ms`);
     }
     if (ck.run.length > 0) {
-      await client.query(
-        `insert into telemetry_checkpoints (run_id, booking_id, kind, at_ms, bytes, ms, bandwidth_bytes_per_s)
-         select * from unnest($1::text[], $2::text[], $3::text[], $4::bigint[], $5::bigint[], $6::bigint[], $7::float8[])`,
-        [ck.run, ck.booking, ck.kind, ck.at, ck.bytes, ck.ms, ck.bw],
-      );
+      parts.push(`insert into telemetry_checkpoints (run_id, booking_id, kind, at_ms, bytes, ms, bandwidth_bytes_per_s)
+        select * from unnest(${$(ck.run, 'text[]')}, ${$(ck.booking, 'text[]')}, ${$(ck.kind, 'text[]')}, ${$(ck.at, 'bigint[]')}, ${$(ck.bytes, 'bigint[]')}, ${$(ck.ms, 'bigint[]')}, ${$(ck.bw, 'float8[]')})`);
     }
-    await this.writeSums(client);
-  }
-
-  /** Upsert-adds the batch's delta; a row a negative amount brought to zero is deleted (a replay never made it). */
-  private async writeSums(client: pg.PoolClient): Promise<void> {
     const time = [...this.sums.time.values()].filter((r) => r.ms !== 0);
     const ints = [...this.sums.interruptions.values()].filter((r) => r.count !== 0);
     const values = [...this.sums.values.values()].filter((r) => r.count !== 0);
-    const cols = <T, K extends keyof T>(rows: T[], ...keys: K[]) => keys.map((k) => rows.map((r) => r[k]));
+    const col = <T>(rows: T[], k: keyof T, type: string) => $(rows.map((r) => r[k]), type);
     if (time.length > 0) {
-      await client.query(
-        `insert into telemetry_day_sums as t (day_ms, booking_id, label, ms) select * from unnest($1::bigint[], $2::text[], $3::text[], $4::bigint[])
-         on conflict (day_ms, booking_id, label) do update set ms = t.ms + excluded.ms`,
-        cols(time, 'day', 'booking', 'label', 'ms'),
-      );
-      const less = time.filter((r) => r.ms < 0);
-      if (less.length > 0) {
-        await client.query('delete from telemetry_day_sums t using unnest($1::bigint[], $2::text[], $3::text[]) k(day_ms, booking_id, label) where (t.day_ms, t.booking_id, t.label) = (k.day_ms, k.booking_id, k.label) and t.ms = 0', cols(less, 'day', 'booking', 'label'));
-      }
+      parts.push(`insert into telemetry_day_sums as t (day_ms, booking_id, label, ms)
+        select * from unnest(${col(time, 'day', 'bigint[]')}, ${col(time, 'booking', 'text[]')}, ${col(time, 'label', 'text[]')}, ${col(time, 'ms', 'bigint[]')})
+        on conflict (day_ms, booking_id, label) do update set ms = t.ms + excluded.ms`);
     }
     if (ints.length > 0) {
-      await client.query(
-        `insert into telemetry_day_interruptions as t (day_ms, booking_id, cause, count) select * from unnest($1::bigint[], $2::text[], $3::text[], $4::bigint[])
-         on conflict (day_ms, booking_id, cause) do update set count = t.count + excluded.count`,
-        cols(ints, 'day', 'booking', 'cause', 'count'),
-      );
-      const less = ints.filter((r) => r.count < 0);
-      if (less.length > 0) {
-        await client.query('delete from telemetry_day_interruptions t using unnest($1::bigint[], $2::text[], $3::text[]) k(day_ms, booking_id, cause) where (t.day_ms, t.booking_id, t.cause) = (k.day_ms, k.booking_id, k.cause) and t.count = 0', cols(less, 'day', 'booking', 'cause'));
-      }
+      parts.push(`insert into telemetry_day_interruptions as t (day_ms, booking_id, cause, count)
+        select * from unnest(${col(ints, 'day', 'bigint[]')}, ${col(ints, 'booking', 'text[]')}, ${col(ints, 'cause', 'text[]')}, ${col(ints, 'count', 'bigint[]')})
+        on conflict (day_ms, booking_id, cause) do update set count = t.count + excluded.count`);
     }
     if (values.length > 0) {
-      await client.query(
-        `insert into telemetry_day_values as t (day_ms, booking_id, metric, value, count) select * from unnest($1::bigint[], $2::text[], $3::text[], $4::float8[], $5::bigint[])
-         on conflict (day_ms, booking_id, metric, value) do update set count = t.count + excluded.count`,
-        cols(values, 'day', 'booking', 'metric', 'value', 'count'),
-      );
-      const less = values.filter((r) => r.count < 0);
-      if (less.length > 0) {
-        await client.query(
-          'delete from telemetry_day_values t using unnest($1::bigint[], $2::text[], $3::text[], $4::float8[]) k(day_ms, booking_id, metric, value) where (t.day_ms, t.booking_id, t.metric, t.value) = (k.day_ms, k.booking_id, k.metric, k.value) and t.count = 0',
-          cols(less, 'day', 'booking', 'metric', 'value'),
-        );
-      }
+      parts.push(`insert into telemetry_day_values as t (day_ms, booking_id, metric, value, count)
+        select * from unnest(${col(values, 'day', 'bigint[]')}, ${col(values, 'booking', 'text[]')}, ${col(values, 'metric', 'text[]')}, ${col(values, 'value', 'float8[]')}, ${col(values, 'count', 'bigint[]')})
+        on conflict (day_ms, booking_id, metric, value) do update set count = t.count + excluded.count`);
     }
+    if (parts.length > 0) await client.query(`with ${parts.map((sql, i) => `w${i} as (${sql})`).join(',\n')} select 1`, params);
+    await this.deleteZeroes(client, time, ints, values);
+  }
+
+  /** A sum row a negative amount brought to zero is deleted: a replay from position 0 never made it. */
+  private async deleteZeroes(client: pg.PoolClient, time: Array<{ day: number; booking: string; label: string; ms: number }>, ints: Array<{ day: number; booking: string; cause: string; count: number }>, values: Array<{ day: number; booking: string; metric: string; value: number; count: number }>): Promise<void> {
+    const params: unknown[] = [];
+    const $ = (v: unknown, type: string) => `$${params.push(v)}::${type}`;
+    const parts: string[] = [];
+    const lessTime = time.filter((r) => r.ms < 0);
+    if (lessTime.length > 0) {
+      parts.push(`delete from telemetry_day_sums t using unnest(${$(lessTime.map((r) => r.day), 'bigint[]')}, ${$(lessTime.map((r) => r.booking), 'text[]')}, ${$(lessTime.map((r) => r.label), 'text[]')}) k(day_ms, booking_id, label)
+        where (t.day_ms, t.booking_id, t.label) = (k.day_ms, k.booking_id, k.label) and t.ms = 0`);
+    }
+    const lessInts = ints.filter((r) => r.count < 0);
+    if (lessInts.length > 0) {
+      parts.push(`delete from telemetry_day_interruptions t using unnest(${$(lessInts.map((r) => r.day), 'bigint[]')}, ${$(lessInts.map((r) => r.booking), 'text[]')}, ${$(lessInts.map((r) => r.cause), 'text[]')}) k(day_ms, booking_id, cause)
+        where (t.day_ms, t.booking_id, t.cause) = (k.day_ms, k.booking_id, k.cause) and t.count = 0`);
+    }
+    const lessValues = values.filter((r) => r.count < 0);
+    if (lessValues.length > 0) {
+      parts.push(`delete from telemetry_day_values t using unnest(${$(lessValues.map((r) => r.day), 'bigint[]')}, ${$(lessValues.map((r) => r.booking), 'text[]')}, ${$(lessValues.map((r) => r.metric), 'text[]')}, ${$(lessValues.map((r) => r.value), 'float8[]')}) k(day_ms, booking_id, metric, value)
+        where (t.day_ms, t.booking_id, t.metric, t.value) = (k.day_ms, k.booking_id, k.metric, k.value) and t.count = 0`);
+    }
+    if (parts.length > 0) await client.query(`with ${parts.map((sql, i) => `z${i} as (${sql})`).join(',\n')} select 1`, params);
   }
 }
 
