@@ -261,21 +261,14 @@ export const telemetrySegments = pgTable(
     endMs: bigint('end_ms', { mode: 'number' }).notNull(),
     label: text('label').notNull(),
   },
-  // By run and start: a batch replaces only a run's tail. A GiST index on the span: the desk reads from here only
-  // the parts of days at a window's edges (the whole days are in telemetry_day_sums), which overlap queries find.
-  (t) => [
-    index('telemetry_segments_run_start_idx').on(t.runId, t.startMs),
-    index('telemetry_segments_span_idx').using('gist', sql`int8range(${t.startMs}, ${t.endMs})`),
-  ],
+  // A batch replaces a run's tail (by run, start); the desk reads here only what a window cuts of days (by span).
+  (t) => [index('telemetry_segments_run_start_idx').on(t.runId, t.startMs), index('telemetry_segments_span_idx').using('gist', sql`int8range(${t.startMs}, ${t.endMs})`)],
 );
 
 /**
- * What the desk sums, kept per UTC day as the projection folds (each batch adds what it changed, a negative amount
- * where an overlay relabelled time it had already counted): milliseconds by booking and label (× the booking's
- * nodes when read), interruptions by booking and cause, and exact value → count histograms of the checkpoint
- * bandwidths and the detection and resume latencies by booking, so percentiles need no list of samples. Region,
- * fabric and GPU are the booking's, so the desk's default groups are sums of these rows. Rows that come to zero
- * are deleted, so a replay from position 0 gives the same rows as the incremental folds.
+ * What the desk sums, per UTC day, upsert-added by each batch (negative where an overlay relabelled counted time;
+ * rows come to zero are deleted): ms by booking and label (× nodes when read), interruptions by booking and cause,
+ * exact value → count histograms of bandwidths and latencies. Region, fabric and GPU are the booking's.
  */
 export const telemetryDaySums = pgTable(
   'telemetry_day_sums',
