@@ -1,5 +1,6 @@
 /**
- * `npm run bench:desk -- --json [--runs 10000] [--events 1000000] [--queries 30] [--query-rate 1] [--small] [--keep]`
+ * `npm run bench:desk -- --json [--runs 10000] [--events 1000000] [--large-events 10000000] [--no-large] [--queries 30]
+ *   [--query-rate 1] [--small] [--keep]`
  *
  * In a scratch database (created, migrated, dropped afterwards) on ITO_DATABASE_URL's server:
  *  1. a ledger of `--runs` runs (default 10,000) over 30 days, about `--events` events in all (default 1,000,000),
@@ -18,8 +19,13 @@
  *     (default 1) for `--queries` queries (default 30), latency from the scheduled send time; beside it, on the
  *     same schedule, `GET /v1/auth/whoami` with the same credential (the floor of an authenticated request);
  *     before it, 5 queries one after another (closed loop, one client): the service time of one query.
- * Goals (issue 14): query p99 < 200 ms; catch-up ≥ 0.5 × the plain scan.
- * `--small`: 1,000 runs, 50,000 events, 10 queries at 2/s (under a minute).
+ * Then the same again in a second scratch database of `--large-events` events (default 10 × `--events`), the same
+ * runs and bookings with runs ten times as long: the query's service time there ÷ at `--events` is how the desk
+ * grows with history (`--no-large` skips it).
+ * Goals (issues 14 and 29): query p99 < 200 ms at 1 query/s; the query at 10 × the events ≤ 1.5 × its time;
+ * catch-up ≥ 0.5 × the plain scan. With `--json`, stdout is one JSON object: the goals by name, each
+ * `{ value, goal, met }`, and the measurements under `details`; a table of the goals goes to stderr.
+ * `--small`: 1,000 runs, 20,000 and 200,000 events, 10 queries at 2/s (under two minutes).
  */
 import pg from 'pg';
 import { createAdminService, createApiLedger } from '@ito/runs';
@@ -41,7 +47,9 @@ const flag = (name: string, dflt: number): number => {
   return value;
 };
 const RUNS = Math.round(flag('--runs', SMALL ? 1_000 : 10_000));
-const EVENTS = Math.round(flag('--events', SMALL ? 50_000 : 1_000_000));
+const EVENTS = Math.round(flag('--events', SMALL ? 20_000 : 1_000_000));
+const LARGE_EVENTS = Math.round(flag('--large-events', 10 * EVENTS));
+const LARGE = !args.includes('--no-large');
 const QUERIES = Math.round(flag('--queries', SMALL ? 10 : 30));
 const QUERY_RATE = flag('--query-rate', SMALL ? 2 : 1);
 const CATCH_UP_BATCH = 1_000;
@@ -138,9 +146,9 @@ function runHistory(i: number, start: number, size: number): BulkEvent[] {
 }
 
 /** Bookings first, then the runs, 100 at a time, each group's events in time order (as a busy ledger holds them). */
-function* history(): Generator<BulkEvent> {
+function* history(events: number): Generator<BulkEvent> {
   for (let b = 0; b < BOOKINGS; b++) yield bookingEvent(b);
-  const size = Math.max(30, Math.round((EVENTS - BOOKINGS) / RUNS));
+  const size = Math.max(30, Math.round((events - BOOKINGS) / RUNS));
   const spacing = (30 * DAY_MS - 2 * DAY_MS) / RUNS;
   for (let g = 0; g < RUNS; g += 100) {
     const group: BulkEvent[] = [];
@@ -200,7 +208,8 @@ async function openLoop(url: string, key: string, count: number, rate: number) {
   return { queries: count, rate_per_s: rate, errors, caught_up_answers: caughtUp, p50_ms: round(percentile(latencies, 50), 1), p99_ms: round(percentile(latencies, 99), 1), max_ms: round(latencies.at(-1) ?? Number.NaN, 1) };
 }
 
-async function main(): Promise<void> {
+/** One ledger of `events` events: write it, scan it, catch the projection up, query the desk. */
+async function measure(events: number) {
   const db = await createScratchDatabase(adminUrl, 'ito_bench_desk');
   const pool = new pg.Pool({ connectionString: db.url, max: 4 });
   let server: Awaited<ReturnType<typeof startChildServer>> | null = null;
@@ -210,8 +219,8 @@ async function main(): Promise<void> {
     const tenant = await admin.createTenant({ name: 'desk bench', requesterPrincipal: 'ml@bench', approverPrincipal: 'finance@bench' });
     // The pricing desk's own question, fleet-wide: an operator credential (a tenant's key sees its own bookings).
     const desk = await admin.createOperatorKey({ principal: 'desk-bench' });
-    say(`writing ${RUNS} runs (~${EVENTS} events)…`);
-    const gen = await timed(() => writeBulkEvents(pool, tenant.tenant_id, history()));
+    say(`writing ${RUNS} runs (~${events} events)…`);
+    const gen = await timed(() => writeBulkEvents(pool, tenant.tenant_id, history(events)));
     await pool.query('vacuum analyze events');
     const ledger = createLedger({ pool });
     say(`scanning, catching up the telemetry projection…`);
@@ -227,7 +236,9 @@ async function main(): Promise<void> {
     await pool.query('vacuum analyze');
     const rows = (await pool.query(
       `select (select count(*) from telemetry_runs)::int as runs, (select count(*) from telemetry_segments)::int as segments,
-              (select count(*) from telemetry_interruptions)::int as interruptions, (select count(*) from telemetry_checkpoints)::int as checkpoints`,
+              (select count(*) from telemetry_interruptions)::int as interruptions, (select count(*) from telemetry_checkpoints)::int as checkpoints,
+              (select count(*) from telemetry_day_sums)::int as day_sums, (select count(*) from telemetry_day_values)::int as day_values,
+              (select pg_column_size(state) from telemetry_runs order by pg_column_size(state) desc limit 1)::int as largest_state_bytes`,
     )).rows[0];
 
     say('desk queries…');
@@ -252,7 +263,7 @@ async function main(): Promise<void> {
 
     const scanRate = (scan1.value / scan1.seconds + scan2.value / scan2.seconds) / 2;
     const catchUpRate = catchUp.value / catchUp.seconds;
-    const result = {
+    return {
       ledger: { runs: RUNS, bookings: BOOKINGS, events: gen.value, write_seconds: round(gen.seconds, 1) },
       projection_rows: rows,
       plain_scan_events_per_s: { before: round(scan1.value / scan1.seconds), after: round(scan2.value / scan2.seconds), mean: round(scanRate) },
@@ -261,15 +272,31 @@ async function main(): Promise<void> {
       desk_query: { window_days: 30, group_by: 'region,fabric,gpu', groups: sample.data.groups.length, goodput: sample.data.totals?.goodput ?? null, ...deskQuery, cpu_cores: queryCpu },
       whoami_same_schedule: whoami,
       load_average_1m: loadAverage1m(),
-      goals: { query_p99_under_200_ms: deskQuery.p99_ms < 200, catch_up_at_least_half_scan: catchUpRate / scanRate >= 0.5 },
     };
-    process.stdout.write(json ? `${JSON.stringify(result)}\n` : `${JSON.stringify(result, null, 2)}\n`);
   } finally {
     await server?.stop();
     await pool.end();
     if (KEEP) say(`kept ${db.url}`);
     else await db.drop();
   }
+}
+
+const goal = (value: number, text: string, met: boolean) => ({ value, goal: text, met });
+
+async function main(): Promise<void> {
+  const base = await measure(EVENTS);
+  const large = LARGE ? await measure(LARGE_EVENTS) : null;
+  // The query's service time (one at a time, nothing queued) at ten times the history ÷ at the base size.
+  const ratio = large ? round(large.desk_query_one_at_a_time.p50_ms / base.desk_query_one_at_a_time.p50_ms, 2) : Number.NaN;
+  const goals = {
+    desk_query_p99_ms: goal(base.desk_query.p99_ms, `< 200 (at ${QUERY_RATE} query/s, ${base.ledger.events} events)`, base.desk_query.p99_ms < 200 && base.desk_query.errors === 0),
+    desk_query_ratio_10m_to_1m: goal(ratio, `<= 1.5 (${large?.ledger.events ?? '-'} ÷ ${base.ledger.events} events)`, ratio <= 1.5),
+    catchup_ratio: goal(base.catch_up.ratio_to_scan, '>= 0.5 (x plain scan)', base.catch_up.ratio_to_scan >= 0.5),
+  };
+  process.stderr.write(`\n${'goal'.padEnd(30)}${'value'.padStart(10)}  ${'wanted'.padEnd(44)}met\n`);
+  for (const [name, g] of Object.entries(goals)) process.stderr.write(`${name.padEnd(30)}${String(g.value).padStart(10)}  ${g.goal.padEnd(44)}${g.met ? 'yes' : 'no'}\n`);
+  const out = { ...goals, details: { base, large } };
+  process.stdout.write(json ? `${JSON.stringify(out)}\n` : `${JSON.stringify(out, null, 2)}\n`);
 }
 
 await main();

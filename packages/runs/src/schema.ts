@@ -261,7 +261,47 @@ export const telemetrySegments = pgTable(
     endMs: bigint('end_ms', { mode: 'number' }).notNull(),
     label: text('label').notNull(),
   },
-  (t) => [index('telemetry_segments_run_idx').on(t.runId), index('telemetry_segments_time_idx').on(t.startMs, t.endMs)],
+  // A batch replaces a run's tail (by run, start); the desk reads here only what a window cuts of days (by span).
+  (t) => [index('telemetry_segments_run_start_idx').on(t.runId, t.startMs), index('telemetry_segments_span_idx').using('gist', sql`int8range(${t.startMs}, ${t.endMs})`)],
+);
+
+/**
+ * What the desk sums, per UTC day, upsert-added by each batch (negative where an overlay relabelled counted time;
+ * rows come to zero are deleted): ms by booking and label (× nodes when read), interruptions by booking and cause,
+ * exact value → count histograms of bandwidths and latencies. Region, fabric and GPU are the booking's.
+ */
+export const telemetryDaySums = pgTable(
+  'telemetry_day_sums',
+  {
+    dayMs: bigint('day_ms', { mode: 'number' }).notNull(),
+    bookingId: text('booking_id').notNull(),
+    label: text('label').notNull(),
+    ms: bigint('ms', { mode: 'number' }).notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.dayMs, t.bookingId, t.label] })],
+);
+
+export const telemetryDayInterruptions = pgTable(
+  'telemetry_day_interruptions',
+  {
+    dayMs: bigint('day_ms', { mode: 'number' }).notNull(),
+    bookingId: text('booking_id').notNull(),
+    cause: text('cause').notNull(),
+    count: bigint('count', { mode: 'number' }).notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.dayMs, t.bookingId, t.cause] })],
+);
+
+export const telemetryDayValues = pgTable(
+  'telemetry_day_values',
+  {
+    dayMs: bigint('day_ms', { mode: 'number' }).notNull(),
+    bookingId: text('booking_id').notNull(),
+    metric: text('metric').notNull(),
+    value: doublePrecision('value').notNull(),
+    count: bigint('count', { mode: 'number' }).notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.dayMs, t.bookingId, t.metric, t.value] })],
 );
 
 export const telemetryInterruptions = pgTable(

@@ -7,6 +7,13 @@ export type GroupKey = (typeof GROUP_KEYS)[number];
 export type CoveredLabel = Exclude<TimeLabel, 'idle'>;
 export const COVERED_LABELS = ['productive', ...BADPUT_CAUSES.filter((c) => c !== 'idle')] as CoveredLabel[];
 
+/** The distributions the desk takes percentiles of, kept by the projection as exact value → count histograms. */
+export const DISTRIBUTION_METRICS = ['save_bandwidth', 'restore_bandwidth', 'detection_ms', 'resume_ms'] as const;
+export type DistributionMetric = (typeof DISTRIBUTION_METRICS)[number];
+
+/** A multiset of values as [value, how many times] pairs: a histogram whose every bucket is one exact value. */
+export type CountedValues = Array<[value: number, count: number]>;
+
 /**
  * The smallest thing figures are summed from: one booking over the window (or one run, when grouping by run).
  * Node-milliseconds are integers, so the causes add up to the badput exactly.
@@ -27,6 +34,8 @@ export interface TelemetryUnit {
   restore_bandwidths: number[];
   detection_ms: number[];
   resume_ms: number[];
+  /** The same values counted (read from the projection's histograms), beside the plain lists above. */
+  counted?: Partial<Record<DistributionMetric, CountedValues>>;
 }
 
 export interface Distribution {
@@ -69,6 +78,20 @@ export function distribution(values: readonly number[]): Distribution {
   return { count: sorted.length, p50: percentile(sorted, 0.5), p95: percentile(sorted, 0.95) };
 }
 
+/** As distribution, over values given with their counts: the same nearest-rank figures as the expanded list. */
+export function countedDistribution(values: CountedValues): Distribution {
+  const sorted = values.filter(([, c]) => c > 0).sort((a, b) => a[0] - b[0]);
+  const count = sorted.reduce((n, [, c]) => n + c, 0);
+  const at = (q: number): number | null => {
+    if (count === 0) return null;
+    const rank = Math.max(1, Math.ceil(q * count));
+    let seen = 0;
+    for (const [v, c] of sorted) if ((seen += c) >= rank) return v;
+    return null;
+  };
+  return { count, p50: at(0.5), p95: at(0.95) };
+}
+
 function zeroes<K extends string>(keys: readonly K[]): Record<K, number> {
   return Object.fromEntries(keys.map((k) => [k, 0])) as Record<K, number>;
 }
@@ -103,10 +126,7 @@ function figuresOf(group: Partial<Record<GroupKey, string>>, members: readonly T
   let productive = 0;
   let bookedUsd = 0;
   let productiveGpuMs = 0;
-  const save: number[] = [];
-  const restore: number[] = [];
-  const detection: number[] = [];
-  const resume: number[] = [];
+  const values: Record<DistributionMetric, CountedValues> = { save_bandwidth: [], restore_bandwidth: [], detection_ms: [], resume_ms: [] };
   for (const u of members) {
     let covered = 0;
     for (const label of COVERED_LABELS) covered += u.covered_node_ms[label];
@@ -118,10 +138,11 @@ function figuresOf(group: Partial<Record<GroupKey, string>>, members: readonly T
     for (const c of INTERRUPTION_CAUSES) interruptions[c] += u.interruptions[c];
     bookedUsd += (u.rate_usd_per_gpu_hour * u.gpus_per_node * unitBooked) / MS_PER_HOUR;
     productiveGpuMs += u.covered_node_ms.productive * u.gpus_per_node;
-    save.push(...u.save_bandwidths);
-    restore.push(...u.restore_bandwidths);
-    detection.push(...u.detection_ms);
-    resume.push(...u.resume_ms);
+    const plain: Record<DistributionMetric, number[]> = { save_bandwidth: u.save_bandwidths, restore_bandwidth: u.restore_bandwidths, detection_ms: u.detection_ms, resume_ms: u.resume_ms };
+    for (const m of DISTRIBUTION_METRICS) {
+      for (const v of plain[m]) values[m].push([v, 1]);
+      for (const pair of u.counted?.[m] ?? []) values[m].push(pair);
+    }
   }
   const total = INTERRUPTION_CAUSES.reduce((n, c) => n + interruptions[c], 0);
   const per1k = (n: number) => (n * 1000 * MS_PER_HOUR) / booked;
@@ -136,10 +157,10 @@ function figuresOf(group: Partial<Record<GroupKey, string>>, members: readonly T
     interruptions: { ...interruptions, total },
     interruption_rate_per_1k_node_hours:
       booked > 0 ? { ...(Object.fromEntries(INTERRUPTION_CAUSES.map((c) => [c, per1k(interruptions[c])])) as Record<InterruptionCause, number>), total: per1k(total) } : null,
-    checkpoint_save_bandwidth_bytes_per_s: distribution(save),
-    checkpoint_restore_bandwidth_bytes_per_s: distribution(restore),
-    detection_latency_ms: distribution(detection),
-    resume_latency_ms: distribution(resume),
+    checkpoint_save_bandwidth_bytes_per_s: countedDistribution(values.save_bandwidth),
+    checkpoint_restore_bandwidth_bytes_per_s: countedDistribution(values.restore_bandwidth),
+    detection_latency_ms: countedDistribution(values.detection_ms),
+    resume_latency_ms: countedDistribution(values.resume_ms),
     booked_usd: bookedUsd,
     effective_usd_per_productive_gpu_hour: productiveGpuMs > 0 ? bookedUsd / (productiveGpuMs / MS_PER_HOUR) : null,
   };

@@ -5,3 +5,5 @@ export * from './run-fold.js';
 export * from './figures.js';
 export * from './units.js';
 export * from './run-clock.js';
+export * from './day-sums.js';
+export * from './run-batch.js';

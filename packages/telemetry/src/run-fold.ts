@@ -55,6 +55,11 @@ export interface RunTelemetry {
   segments: Segment[];
   interruptions: Interruption[];
   checkpoints: CheckpointTransfer[];
+  /**
+   * Set once a projection keeps only what later events can change (run-batch.ts): the start of the first kept
+   * segment; earlier segments, final interruptions and checkpoint transfers are in the projection's rows.
+   */
+  kept_from?: number | null;
 }
 
 export const TELEMETRY_EVENT_TYPES = [

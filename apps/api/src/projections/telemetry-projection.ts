@@ -1,7 +1,8 @@
 import type pg from 'pg';
 import type { RunEventMap } from '@ito/domain';
 import type { AsyncProjection, StoredEventOf } from '@ito/ledger';
-import { applyRunEvent, bandwidthOf, emptyRunTelemetry, TELEMETRY_EVENT_TYPES, type RunTelemetry } from '@ito/telemetry';
+import { emptyRunTelemetry, foldRunBatch, historyOf, TELEMETRY_EVENT_TYPES, type RunTelemetry, type TelemetryEvent } from '@ito/telemetry';
+import { loadRunRows, TelemetryWrites, type RunRows } from './telemetry-rows.js';
 import type { BookingEventMap } from '@ito/runs';
 
 export const TELEMETRY_PROJECTION = 'telemetry';
@@ -10,10 +11,12 @@ type BookingRecords = Pick<BookingEventMap, 'BookingRecorded'>;
 type RunTelemetryEvents = Pick<RunEventMap, (typeof TELEMETRY_EVENT_TYPES)[number]>;
 
 /**
- * The desk's telemetry, behind the log: each batch folds its run events into the runs' stored fold states
- * (packages/telemetry) and rewrites those runs' segments, interruptions and checkpoint transfers, so the desk
- * query is a sum over rows. Bookings come from their own streams. Rebuilt from position 0 with the ledger's
- * rebuild, which gives the same rows: the fold is pure and sees the same events in the same order.
+ * The desk's telemetry, behind the log: each batch folds its run events into the runs' kept fold states
+ * (packages/telemetry, run-batch.ts) and appends what they add: the segments that changed (only a run's tail is
+ * ever replaced), new interruptions and checkpoint transfers, and the same amounts added to the per-day sums the
+ * desk reads (telemetry_day_*). A run's rows are never rewritten whole. Bookings come from their own streams.
+ * Rebuilt from position 0 with the ledger's rebuild, which gives the same rows whatever the batches: the fold is
+ * pure, sees the same events in the same order, and a kept state depends on the state only.
  */
 export const telemetryProjection: AsyncProjection<BookingRecords & RunTelemetryEvents> = {
   name: TELEMETRY_PROJECTION,
@@ -29,94 +32,49 @@ export const telemetryProjection: AsyncProjection<BookingRecords & RunTelemetryE
     if (runEvents.length > 0) await foldRuns(client, runEvents);
   },
   async reset(client) {
-    await client.query('truncate telemetry_bookings, telemetry_runs, telemetry_segments, telemetry_interruptions, telemetry_checkpoints');
+    await client.query(
+      'truncate telemetry_bookings, telemetry_runs, telemetry_segments, telemetry_interruptions, telemetry_checkpoints, telemetry_day_sums, telemetry_day_interruptions, telemetry_day_values',
+    );
   },
 };
 
 async function upsertBookings(client: pg.PoolClient, events: StoredEventOf<BookingRecords>[]): Promise<void> {
-  for (const e of events) {
-    const d = e.data;
-    await client.query(
-      `insert into telemetry_bookings (booking_id, region, fabric, gpu, nodes, gpus_per_node, rate_usd_per_gpu_hour, term_start_ms, term_end_ms)
-       values ($1,$2,$3,$4,$5,$6,$7,$8,$9) on conflict (booking_id) do nothing`,
-      [d.booking_id, d.region, d.fabric, d.gpu, d.nodes, d.gpus_per_node, d.rate_usd_per_gpu_hour, Date.parse(d.term_start), Date.parse(d.term_end)],
-    );
-  }
+  const d = events.map((e) => e.data);
+  await client.query(
+    `insert into telemetry_bookings (booking_id, region, fabric, gpu, nodes, gpus_per_node, rate_usd_per_gpu_hour, term_start_ms, term_end_ms)
+     select * from unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::int[], $6::int[], $7::float8[], $8::bigint[], $9::bigint[])
+     on conflict (booking_id) do nothing`,
+    [d.map((b) => b.booking_id), d.map((b) => b.region), d.map((b) => b.fabric), d.map((b) => b.gpu), d.map((b) => b.nodes), d.map((b) => b.gpus_per_node),
+      d.map((b) => b.rate_usd_per_gpu_hour), d.map((b) => Date.parse(b.term_start)), d.map((b) => Date.parse(b.term_end))],
+  );
 }
 
 async function foldRuns(client: pg.PoolClient, events: StoredEventOf<RunTelemetryEvents>[]): Promise<void> {
-  const ids = [...new Set(events.map((e) => e.data.run_id))];
-  const { rows } = await client.query<{ run_id: string; state: RunTelemetry }>('select run_id, state from telemetry_runs where run_id = any($1)', [ids]);
-  const states = new Map(rows.map((r) => [r.run_id, r.state]));
+  const byRun = new Map<string, TelemetryEvent[]>();
   for (const e of events) {
-    const id = e.data.run_id;
-    const s = states.get(id) ?? emptyRunTelemetry(id);
-    applyRunEvent(s, { type: e.type, data: e.data, at: e.recordedAt.getTime() });
-    states.set(id, s);
+    const list = byRun.get(e.data.run_id) ?? [];
+    list.push({ type: e.type, data: e.data, at: e.recordedAt.getTime() });
+    byRun.set(e.data.run_id, list);
   }
-  const touched = [...states.values()];
-  await client.query(
-    `insert into telemetry_runs (run_id, booking_id, state) select * from unnest($1::text[], $2::text[], $3::jsonb[])
-     on conflict (run_id) do update set booking_id = excluded.booking_id, state = excluded.state`,
-    [touched.map((s) => s.run_id), touched.map((s) => s.booking_id), touched.map((s) => JSON.stringify(s))],
-  );
-  for (const table of ['telemetry_segments', 'telemetry_interruptions', 'telemetry_checkpoints']) {
-    await client.query(`delete from ${table} where run_id = any($1)`, [ids]);
-  }
-  // A time-scaled run's segments are on its modelled clock, not the booking's wall timeline: it stays in
-  // telemetry_runs (its state), and the desk reads it from there, apart from the fleet.
-  await writeRows(client, touched.filter((s) => s.booking_id !== null && s.clock?.time_scaled !== true));
-}
-
-async function writeRows(client: pg.PoolClient, runs: RunTelemetry[]): Promise<void> {
-  const seg = { run: [] as string[], booking: [] as string[], start: [] as number[], end: [] as number[], label: [] as string[] };
-  const int = { run: [] as string[], booking: [] as string[], cause: [] as string[], at: [] as number[], detection: [] as (number | null)[], resume: [] as (number | null)[] };
-  const ck = { run: [] as string[], booking: [] as string[], kind: [] as string[], at: [] as number[], bytes: [] as number[], ms: [] as number[], bw: [] as (number | null)[] };
-  for (const r of runs) {
-    const booking = r.booking_id!;
-    for (const [start, end, label] of r.segments) {
-      seg.run.push(r.run_id);
-      seg.booking.push(booking);
-      seg.start.push(start);
-      seg.end.push(end);
-      seg.label.push(label);
+  const ids = [...byRun.keys()];
+  const { rows } = await client.query<{ run_id: string; state: RunTelemetry }>('select run_id, state from telemetry_runs where run_id = any($1)', [ids]);
+  const stored = new Map(rows.map((r) => [r.run_id, r.state]));
+  const writes = new TelemetryWrites();
+  const states: RunTelemetry[] = [];
+  for (const [id, runEvents] of byRun) {
+    const before = stored.get(id) ?? emptyRunTelemetry(id);
+    let folded = foldRunBatch(before, runEvents);
+    let history: RunRows | null = null;
+    if (folded.kind === 'needs_history') {
+      // Rare: the kept state is not enough. Fold the batch again from the whole state, rows put back.
+      history = await loadRunRows(client, id);
+      folded = foldRunBatch(historyOf(before, history), runEvents);
     }
-    for (const i of r.interruptions) {
-      int.run.push(r.run_id);
-      int.booking.push(booking);
-      int.cause.push(i.cause);
-      int.at.push(i.at);
-      int.detection.push(i.detection_ms);
-      int.resume.push(i.resume_ms);
-    }
-    for (const t of r.checkpoints) {
-      ck.run.push(r.run_id);
-      ck.booking.push(booking);
-      ck.kind.push(t.kind);
-      ck.at.push(t.at);
-      ck.bytes.push(Math.round(t.bytes));
-      ck.ms.push(t.ms);
-      ck.bw.push(bandwidthOf(t));
-    }
+    if (folded.kind === 'append') writes.add(id, folded.state.booking_id!, folded.changes);
+    // A run found to be time-scaled: its segments are on its modelled clock, not the booking's wall timeline, so
+    // what it stored is taken back; it stays in telemetry_runs (its whole state) and the desk reads it from there.
+    else if (folded.kind === 'whole' && history !== null && before.booking_id !== null) writes.retract(id, before.booking_id, history);
+    if (folded.kind !== 'needs_history') states.push(folded.state);
   }
-  if (seg.run.length > 0) {
-    await client.query(
-      'insert into telemetry_segments (run_id, booking_id, start_ms, end_ms, label) select * from unnest($1::text[], $2::text[], $3::bigint[], $4::bigint[], $5::text[])',
-      [seg.run, seg.booking, seg.start, seg.end, seg.label],
-    );
-  }
-  if (int.run.length > 0) {
-    await client.query(
-      `insert into telemetry_interruptions (run_id, booking_id, cause, at_ms, detection_ms, resume_ms)
-       select * from unnest($1::text[], $2::text[], $3::text[], $4::bigint[], $5::bigint[], $6::bigint[])`,
-      [int.run, int.booking, int.cause, int.at, int.detection, int.resume],
-    );
-  }
-  if (ck.run.length > 0) {
-    await client.query(
-      `insert into telemetry_checkpoints (run_id, booking_id, kind, at_ms, bytes, ms, bandwidth_bytes_per_s)
-       select * from unnest($1::text[], $2::text[], $3::text[], $4::bigint[], $5::bigint[], $6::bigint[], $7::float8[])`,
-      [ck.run, ck.booking, ck.kind, ck.at, ck.bytes, ck.ms, ck.bw],
-    );
-  }
+  await writes.write(client, { ids: states.map((s) => s.run_id), bookings: states.map((s) => s.booking_id), states: states.map((s) => JSON.stringify(s)) });
 }

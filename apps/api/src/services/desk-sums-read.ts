@@ -1,0 +1,210 @@
+import type pg from 'pg';
+import {
+  BADPUT_CAUSES,
+  type BadputCause,
+  type CoveredLabel,
+  type DistributionMetric,
+  type InterruptionCause,
+  type TelemetryUnit,
+  type WindowPieces,
+} from '@ito/telemetry';
+import { emptyUnitOf, n, NOT_SIMULATED, ownedBy } from './desk-sql.js';
+
+export interface SeriesBucket {
+  start: string;
+  booked_node_ms: number;
+  productive_node_ms: number;
+  badput_by_cause_node_ms: Record<BadputCause, number>;
+  goodput: number | null;
+}
+
+export interface DeskWindow {
+  from: number;
+  to: number;
+  /** The series' bucket width; `pieces` cut the window into whole days inside one bucket and parts of days. */
+  width: number;
+  pieces: WindowPieces;
+  tenantId: string | null;
+  /** Bookings that carried a time-scaled run: left out of the fleet's figures. */
+  simulated: string[];
+}
+
+/** Time by label, per booking (its units) and per series bucket (× nodes), over the whole window. */
+interface Coverage {
+  byBooking: Map<string, Map<string, number>>;
+  byBucket: Map<number, Map<string, number>>;
+}
+
+const addTo = <K>(m: Map<K, Map<string, number>>, k: K, label: string, v: number) => {
+  const inner = m.get(k) ?? new Map<string, number>();
+  inner.set(label, (inner.get(label) ?? 0) + v);
+  m.set(k, inner);
+};
+
+/**
+ * The window's covered time: whole days from telemetry_day_sums (one row per booking, day and label, summed in
+ * SQL both ways at once), the parts of days at the window's and buckets' edges from the runs' segments that
+ * overlap them (the GiST index on their span; none for a window and buckets of whole UTC days).
+ */
+async function readCoverage(pool: pg.Pool, w: DeskWindow): Promise<Coverage> {
+  const days = w.pieces.days.map((d) => d.day);
+  const full = ownedBy(w.tenantId, 'd.booking_id', [days, w.from, w.width, w.simulated]);
+  const part = ownedBy(w.tenantId, 's.booking_id', [w.pieces.partial.map((p) => p.from), w.pieces.partial.map((p) => p.to), w.pieces.partial.map((p) => p.bucket), w.simulated]);
+  const [whole, edges] = await Promise.all([
+    days.length === 0
+      ? { rows: [] }
+      : pool.query(
+          `select d.booking_id, d.label, (d.day_ms - $2::bigint) / $3::bigint as bucket, grouping(d.booking_id) = 1 as per_bucket,
+             sum(d.ms)::text as ms, sum(d.ms * b.nodes)::text as node_ms
+           from telemetry_day_sums d join telemetry_bookings b using (booking_id)
+           where d.day_ms = any($1::bigint[]) and ${NOT_SIMULATED('d.booking_id', 4)}${full.sql}
+           group by grouping sets ((d.booking_id, d.label), ((d.day_ms - $2::bigint) / $3::bigint, d.label))`,
+          full.params,
+        ),
+    w.pieces.partial.length === 0
+      ? { rows: [] }
+      : pool.query(
+          `select p.bucket, s.booking_id, s.label, sum(least(s.end_ms, p.b) - greatest(s.start_ms, p.a))::text as ms, b.nodes
+           from unnest($1::bigint[], $2::bigint[], $3::int[]) p(a, b, bucket)
+             join telemetry_segments s on int8range(s.start_ms, s.end_ms) && int8range(p.a, p.b)
+             join telemetry_bookings b on b.booking_id = s.booking_id
+           where ${NOT_SIMULATED('s.booking_id', 4)}${part.sql} group by 1, 2, 3, b.nodes`,
+          part.params,
+        ),
+  ]);
+  const out: Coverage = { byBooking: new Map(), byBucket: new Map() };
+  for (const r of whole.rows) {
+    if (r.per_bucket) addTo(out.byBucket, n(r.bucket), r.label, n(r.node_ms));
+    else addTo(out.byBooking, String(r.booking_id), r.label, n(r.ms));
+  }
+  for (const r of edges.rows) {
+    addTo(out.byBucket, n(r.bucket), r.label, n(r.ms) * n(r.nodes));
+    addTo(out.byBooking, String(r.booking_id), r.label, n(r.ms));
+  }
+  return out;
+}
+
+/**
+ * The units of a window, one per booking whose term meets it or whose runs covered some of it (what they did not
+ * cover is idle), and the goodput series, from the per-day sums: the query reads at most bookings × days × labels
+ * rows whatever the history's length.
+ */
+export async function loadBookingUnitsAndSeries(pool: pg.Pool, w: DeskWindow, withUnits: boolean): Promise<{ units: TelemetryUnit[]; series: { bucket_ms: number; buckets: SeriesBucket[] } }> {
+  const [coverage, booked] = await Promise.all([readCoverage(pool, w), loadBookedSeries(pool, w)]);
+  const units = withUnits ? await loadBookingUnits(pool, w, coverage) : [];
+  return { units, series: seriesOf(w, coverage, booked) };
+}
+
+async function loadBookingUnits(pool: pg.Pool, w: DeskWindow, coverage: Coverage): Promise<TelemetryUnit[]> {
+  const covering = [...coverage.byBooking].filter(([, labels]) => [...labels.values()].some((ms) => ms > 0)).map(([id]) => id);
+  const b = ownedBy(w.tenantId, 'booking_id', [w.from, w.to, covering, w.simulated]);
+  const [bookings, points] = await Promise.all([
+    pool.query(
+      `select booking_id, region, fabric, gpu, nodes, gpus_per_node, rate_usd_per_gpu_hour,
+         (greatest(0, least(term_end_ms, $2::bigint) - greatest(term_start_ms, $1::bigint)) * nodes)::text as booked_node_ms
+       from telemetry_bookings where (term_start_ms < $2 and term_end_ms > $1 or booking_id = any($3::text[]))${b.sql}
+         and ${NOT_SIMULATED('booking_id', 4)}`,
+      b.params,
+    ),
+    loadPoints(pool, w),
+  ]);
+  const units = new Map<string, TelemetryUnit>();
+  const nodes = new Map<string, number>();
+  for (const row of bookings.rows) {
+    units.set(String(row.booking_id), emptyUnitOf(row, null, n(row.booked_node_ms)));
+    nodes.set(String(row.booking_id), n(row.nodes));
+  }
+  for (const [id, labels] of coverage.byBooking) {
+    const u = units.get(id);
+    if (u) for (const [label, ms] of labels) u.covered_node_ms[label as CoveredLabel] += ms * nodes.get(id)!;
+  }
+  for (const r of points.interruptions) {
+    const u = units.get(r.booking_id);
+    if (u) u.interruptions[r.cause as InterruptionCause] += n(r.count);
+  }
+  for (const r of points.values) {
+    const u = units.get(r.booking_id);
+    if (!u) continue;
+    u.counted ??= {};
+    const pairs = (u.counted[r.metric as DistributionMetric] ??= []);
+    r.values.forEach((v, k) => pairs.push([v, n(r.counts[k])]));
+  }
+  return [...units.values()];
+}
+
+/**
+ * Interruptions by booking and cause, and the value histograms by booking and metric: whole days from the
+ * per-day rows, the parts of days at the edges from the stored interruptions and transfers there.
+ * Parameters: $1 the whole days, $2/$3 the edges' starts and ends, $4 the tenant (if any).
+ */
+async function loadPoints(pool: pg.Pool, w: DeskWindow) {
+  const params: unknown[] = [w.pieces.days.map((d) => d.day), w.pieces.partial.map((p) => p.from), w.pieces.partial.map((p) => p.to)];
+  if (w.tenantId !== null) params.push(w.tenantId);
+  const mine = (col: string) => (w.tenantId === null ? '' : ` and ${col} in (select booking_id from bookings where tenant_id = $4)`);
+  const edge = 'join unnest($2::bigint[], $3::bigint[]) p(a, b) on s.at_ms >= p.a and s.at_ms < p.b';
+  const [interruptions, values] = await Promise.all([
+    pool.query(
+      `select booking_id, cause, sum(count)::text as count from (
+         select booking_id, cause, count from telemetry_day_interruptions where day_ms = any($1::bigint[])${mine('booking_id')}
+         union all
+         select s.booking_id, s.cause, 1 from telemetry_interruptions s ${edge} where true${mine('s.booking_id')}
+       ) x group by 1, 2`,
+      params,
+    ),
+    pool.query(
+      `select booking_id, metric, array_agg(value)::float8[] as values, array_agg(count)::text[] as counts from (
+         select booking_id, metric, value, sum(count) as count from (
+           select booking_id, metric, value, count from telemetry_day_values where day_ms = any($1::bigint[])${mine('booking_id')}
+           union all
+           select s.booking_id, case s.kind when 'save' then 'save_bandwidth' else 'restore_bandwidth' end, s.bandwidth_bytes_per_s, 1
+             from telemetry_checkpoints s ${edge} where s.bandwidth_bytes_per_s is not null${mine('s.booking_id')}
+           union all
+           select s.booking_id, m.metric, m.value, 1 from telemetry_interruptions s ${edge}
+             cross join lateral (values ('detection_ms', s.detection_ms::float8), ('resume_ms', s.resume_ms::float8)) m(metric, value)
+             where m.value is not null${mine('s.booking_id')}
+         ) v group by 1, 2, 3
+       ) x group by 1, 2`,
+      params,
+    ),
+  ]);
+  return { interruptions: interruptions.rows, values: values.rows as Array<{ booking_id: string; metric: string; values: number[]; counts: string[] }> };
+}
+
+/** Each bucket's booked time: the bookings' terms (a row per booking and bucket, not per segment). */
+async function loadBookedSeries(pool: pg.Pool, w: DeskWindow): Promise<Map<number, number>> {
+  const buckets = Math.ceil((w.to - w.from) / w.width);
+  const b = ownedBy(w.tenantId, 'booking_id', [w.from, w.to, w.width, buckets]);
+  const { rows } = await pool.query(
+    `select g as i, (sum(greatest(0, least(term_end_ms, $1::bigint + (g + 1) * $3::bigint, $2::bigint) - greatest(term_start_ms, $1::bigint + g * $3::bigint)) * nodes))::text as node_ms
+     from telemetry_bookings,
+       lateral generate_series(greatest(0, (term_start_ms - $1::bigint) / $3::bigint), least($4::bigint - 1, (term_end_ms - 1 - $1::bigint) / $3::bigint)) g
+     where term_start_ms < $2 and term_end_ms > $1${b.sql} and ${NOT_SIMULATED('booking_id', b.params.length + 1)} group by 1`,
+    [...b.params, w.simulated],
+  );
+  return new Map(rows.map((r) => [n(r.i), n(r.node_ms)]));
+}
+
+/** Goodput over time: the window cut into equal buckets, each with its booked time and time by label. */
+function seriesOf(w: DeskWindow, coverage: Coverage, booked: Map<number, number>): { bucket_ms: number; buckets: SeriesBucket[] } {
+  const out: SeriesBucket[] = [];
+  for (let i = 0; i * w.width < w.to - w.from; i++) {
+    const b: SeriesBucket = {
+      start: new Date(w.from + i * w.width).toISOString(),
+      booked_node_ms: booked.get(i) ?? 0,
+      productive_node_ms: 0,
+      badput_by_cause_node_ms: Object.fromEntries(BADPUT_CAUSES.map((c) => [c, 0])) as Record<BadputCause, number>,
+      goodput: null,
+    };
+    for (const [label, ms] of coverage.byBucket.get(i) ?? []) {
+      if (label === 'productive') b.productive_node_ms += ms;
+      else b.badput_by_cause_node_ms[label as BadputCause] += ms;
+    }
+    const covered = b.productive_node_ms + BADPUT_CAUSES.reduce((s, c) => s + b.badput_by_cause_node_ms[c], 0);
+    b.booked_node_ms = Math.max(b.booked_node_ms, covered);
+    b.badput_by_cause_node_ms.idle = b.booked_node_ms - covered;
+    b.goodput = b.booked_node_ms > 0 ? b.productive_node_ms / b.booked_node_ms : null;
+    out.push(b);
+  }
+  return { bucket_ms: w.width, buckets: out };
+}
+
