@@ -49,8 +49,10 @@ export function registerAgentRoutes(app: FastifyInstance, res: Resources, regist
   defineRoute(app, res, registry, {
     method: 'POST',
     url: '/agent/heartbeat',
-    summary: 'Liveness and GPU health (no event); answers which of its tasks to stop and what each should do.',
+    summary:
+      'Liveness and GPU health (no event); answers which of its tasks to stop and what each should do. A process holding as many beats as it can sheds the rest with 429 and Retry-After; the next beat is the retry.',
     access: { node: true },
+    admission: res.heartbeats,
     body: agentHeartbeatBody,
     handler: async ({ principal, body }) => ({ data: await heartbeat(res, nodeOf(principal), body) }),
   });
