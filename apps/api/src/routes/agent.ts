@@ -15,6 +15,7 @@ import {
   taskIdSchema,
 } from '@ito/contracts';
 import { assignments, heartbeat, registerAgent } from '../agent/agent-service.js';
+import { certainHeartbeat } from '../agent/heartbeat-body.js';
 import { pollRollouts, postRolloutBatch, publishPolicy } from '../agent/rollout-service.js';
 import { reportTask, type ReportInput } from '../agent/task-report-service.js';
 import type { Principal } from '../auth/principal.js';
@@ -54,6 +55,7 @@ export function registerAgentRoutes(app: FastifyInstance, res: Resources, regist
     access: { node: true },
     admission: res.heartbeats,
     body: agentHeartbeatBody,
+    certainBody: certainHeartbeat,
     handler: async ({ principal, body }) => ({ data: await heartbeat(res, nodeOf(principal), body) }),
   });
 
