@@ -14,6 +14,12 @@
  * 99 % of the offered beats were answered 200, and p99 < 50 ms. Goal (issue 13): 12,500/s held. A server that
  * answers less than 80 % of a rate is not offered the higher ones (its backlog would only grow).
  * `--small`: rates 500,1000,2000 for 4 s each (under a minute in all).
+ *
+ * After the ramp, one more heartbeat step at half the bare route's maximum rate (answered beats/s, the best of
+ * its steps). `--json` then names the goals of issue 30, each `{ value, goal, met }`:
+ * `heartbeat_cpu_ms_per_beat` (API + PostgreSQL CPU per answered beat in that step; ≤ 0.15),
+ * `heartbeat_ratio_to_bare` (the heartbeat route's maximum rate ÷ the bare route's, same run; ≥ 0.8) and
+ * `heartbeat_p99_ms_at_half` (p99 of that step; < 50).
  */
 import { benchArgs } from './args.js';
 import { spawn } from 'node:child_process';
@@ -244,10 +250,29 @@ async function main(): Promise<void> {
       const b = await step('bare', bare.url, bare.pid, rate);
       steps.push({ heartbeat, bare: b, ratio: heartbeat && b ? round(heartbeat.achieved_per_s / b.achieved_per_s, 3) : null });
     }
+    // The goals of issue 30, measured against the bare route of this same run.
+    const best = (pick: (s: (typeof steps)[number]) => Step | null) => Math.max(0, ...steps.map(pick).map((s) => s?.achieved_per_s ?? 0));
+    const bestHeartbeat = best((s) => s.heartbeat);
+    const bestBare = best((s) => s.bare);
+    const halfRate = Math.max(1, Math.round(bestBare / 2));
+    await settle(api.url);
+    say(`${halfRate}/s (half the bare route's maximum): heartbeat route…`);
+    const half = await runStep(api.url, credentials, halfRate, api.pid);
+    say(`  achieved ${half.achieved_per_s}/s p50 ${half.p50_ms} ms p99 ${half.p99_ms} ms errors ${half.errors} cpu ms/beat ${JSON.stringify(half.cpu_ms_per_beat)}`);
+    const cpuPerBeat = round((half.cpu_ms_per_beat.server ?? Number.NaN) + (half.cpu_ms_per_beat.postgres ?? Number.NaN), 3);
+    const ratioToBare = bestBare > 0 ? round(bestHeartbeat / bestBare, 3) : Number.NaN;
+    const named = (value: number, goal: string, met: boolean) => ({ value, goal, met: Number.isFinite(value) && met });
+    const goals = {
+      heartbeat_cpu_ms_per_beat: named(cpuPerBeat, '<= 0.15 (API + PostgreSQL CPU ms per answered beat)', cpuPerBeat <= 0.15),
+      heartbeat_ratio_to_bare: named(ratioToBare, '>= 0.8 (maximum answered/s, heartbeat ÷ bare route, same run)', ratioToBare >= 0.8),
+      heartbeat_p99_ms_at_half: named(half.p99_ms, `< ${P99_GOAL_MS} (p99 at half the bare route's maximum, ≥ 99 % answered)`, half.held),
+    };
     const maxHeld = (pick: (s: (typeof steps)[number]) => Step | null) => Math.max(0, ...steps.map(pick).filter((s): s is Step => s?.held === true).map((s) => s.offered_per_s));
     const heldHeartbeat = maxHeld((s) => s.heartbeat);
     const heldBare = maxHeld((s) => s.bare);
     const result = {
+      ...goals,
+      goal_basis: { max_answered_per_s: { heartbeat: bestHeartbeat, bare: bestBare }, half_rate_step: half },
       server: 'ito-server start --role api (child process)',
       interval_s: INTERVAL_S,
       seconds_per_rate: SECONDS,

@@ -37,9 +37,12 @@ export async function startApi(
     checkpointStorage?: (prefix: string) => Promise<void>;
     replayAdmission?: { concurrency: number; queue: number };
     metricsAdmission?: { concurrency: number; queue: number };
+    heartbeatAdmission?: { inFlight: number };
+    /** Another API's database (its `databaseUrl`): a second process of the same deployment. Not dropped here. */
+    databaseUrl?: string;
   } = {},
 ) {
-  const db = await freshDatabase();
+  const db = opts.databaseUrl ? { url: opts.databaseUrl, drop: async () => undefined } : await freshDatabase();
   const pool = new pg.Pool({ connectionString: db.url, max: 30 });
   const logLines: string[] = [];
   const sink = new Writable({
@@ -67,6 +70,7 @@ export async function startApi(
     ...(opts.checkpointStorage ? { checkpointStorage: opts.checkpointStorage } : {}),
     ...(opts.replayAdmission ? { replayAdmission: opts.replayAdmission } : {}),
     ...(opts.metricsAdmission ? { metricsAdmission: opts.metricsAdmission } : {}),
+    ...(opts.heartbeatAdmission ? { heartbeatAdmission: opts.heartbeatAdmission } : {}),
     onUndocumentedAnswer: (violation) => undocumented.push(violation),
   });
   await app.listen({ port: 0, host: '127.0.0.1' });

@@ -16,6 +16,8 @@ import type { Resources } from './resources.js';
 import { createAssignmentNotifier } from './agent/assignment-notifier.js';
 import { DEFAULT_AGENT_SETTINGS } from './agent/agent-settings.js';
 import { createLivenessWriter } from './agent/liveness-writer.js';
+import { heartbeatAdmission } from './agent/heartbeat-admission.js';
+import { createNodeCredentialCache } from './auth/node-credential-cache.js';
 import { registerAgentRoutes } from './routes/agent.js';
 import { registerAuditRoutes } from './routes/audit.js';
 import { registerBookingRoutes } from './routes/bookings.js';
@@ -90,6 +92,8 @@ export async function buildApp(deps: ApiDeps): Promise<FastifyInstance> {
     const assignments = createAssignmentNotifier(deps.pool, deps.logger);
     // Before the server stops accepting: held long polls answer at once instead of holding the close up.
     app.addHook('preClose', async () => assignments.close());
+    const nodeCredentials = createNodeCredentialCache(deps.pool, deps.logger, deps.nodeCredentialCache);
+    app.addHook('onClose', async () => nodeCredentials.close());
     const liveness = createLivenessWriter(deps.pool);
     // After the last request ended: the beats it carried are written before the pool closes.
     app.addHook('onClose', async () => liveness.close());
@@ -103,6 +107,8 @@ export async function buildApp(deps: ApiDeps): Promise<FastifyInstance> {
       assignments,
       liveness,
       authFailures: new WindowCounter(deps.authFailureLimit?.max ?? 60, deps.authFailureLimit?.timeWindowMs ?? 60_000),
+      nodeCredentials,
+      heartbeats: heartbeatAdmission(deps.heartbeatAdmission),
       metrics,
       desk: deskAdmission(deps.deskAdmission),
       ...(deps.checkpointStorage ? { checkpointStorage: deps.checkpointStorage } : {}),

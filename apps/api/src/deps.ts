@@ -5,6 +5,8 @@ import type { AgentSettings } from './agent/agent-settings.js';
 import type { QueueSource } from './metrics/queue-metrics.js';
 import type { DeskAdmissionLimits } from './desk/desk-admission.js';
 import type { AdmissionLimits } from './http/admission.js';
+import type { HeartbeatAdmissionLimits } from './agent/heartbeat-admission.js';
+import type { NodeCredentialCacheLimits } from './auth/node-credential-cache.js';
 
 /** A named readiness probe; `/readyz` is green only when every probe resolves. */
 export interface ReadinessProbe {
@@ -37,6 +39,10 @@ export interface ApiDeps {
   replayAdmission?: AdmissionLimits;
   /** `/metrics` scrapes computed at once, and waiting, per process. @defaultValue 1 at once, 4 waiting */
   metricsAdmission?: AdmissionLimits;
+  /** Heartbeats held at once per process; beyond it they are shed with 429. @defaultValue 512 */
+  heartbeatAdmission?: HeartbeatAdmissionLimits;
+  /** Verified node credentials kept per process. @defaultValue 100,000 for 60 s */
+  nodeCredentialCache?: NodeCredentialCacheLimits;
   /** The queue backend and the workers' job catalogs, for queue depths and job durations on /metrics. */
   queues?: QueueSource;
   /**

@@ -9,6 +9,7 @@ import type { OperationsMetrics } from './metrics/operations-metrics.js';
 import type { DeskAdmission } from './desk/desk-admission.js';
 import type { ApiDeps } from './deps.js';
 import type { Admission } from './http/admission.js';
+import type { NodeCredentialCache } from './auth/node-credential-cache.js';
 
 /**
  * The one explicit resources object every service shares: database, ledger, logger and clock.
@@ -27,6 +28,10 @@ export interface Resources {
   /** Batches heartbeats into the liveness table. */
   liveness: LivenessWriter;
   authFailures: WindowCounter;
+  /** Node credentials this process verified, dropped when a revocation is announced. */
+  nodeCredentials: NodeCredentialCache;
+  /** Sheds heartbeats beyond what this process holds at once. */
+  heartbeats: Admission;
   /** Counters the services feed for /metrics. */
   metrics: Pick<OperationsMetrics, 'heartbeatsIngested'>;
   /** Admits desk telemetry queries a few at a time, so they cannot take the pool from everything else. */

@@ -10,6 +10,10 @@ export interface ListenHandlers {
   onListening(): void;
   /** The connection failed or could not be made; it is retried every `retryMs`. */
   onError?(err: Error): void;
+  /** LISTEN took effect on a new connection: from now on every committed NOTIFY is heard. */
+  onConnected?(): void;
+  /** The connection was lost: until `onConnected`, notifications may be missed. */
+  onLost?(): void;
 }
 
 export interface PgListener {
@@ -41,6 +45,7 @@ export function listen(pool: pg.Pool, channel: string, handlers: ListenHandlers,
     const lost = (err?: Error) => {
       if (client !== c) return;
       client = null;
+      handlers.onLost?.();
       if (err) handlers.onError?.(err);
       handlers.onListening();
       retry();
@@ -56,6 +61,7 @@ export function listen(pool: pg.Pool, channel: string, handlers: ListenHandlers,
         return;
       }
       client = c;
+      handlers.onConnected?.();
       handlers.onListening();
     } catch (err) {
       await c.end().catch(() => undefined);

@@ -34,4 +34,5 @@ export { BOOKING_EVENT_TYPES, bookingRecord, bookingStreamId, bookingsProjection
 export { SLO_BUCKETS, sloBucketOf, sloProjection } from './projections/slo-projection.js';
 export { idToken, isId, looksLikeId, newId, type IdPrefix } from './ids.js';
 export { hashSecret, isWellFormedCredential, newSecret, type CredentialKind } from './credentials.js';
+export { NODE_CREDENTIALS_CHANNEL, revokeNodeCredential } from './node-credentials.js';
 export { APPROVER_SCOPES, REQUESTER_SCOPES, createAdminService, type AdminService } from './admin/admin-service.js';

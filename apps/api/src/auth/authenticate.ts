@@ -3,28 +3,36 @@ import { ItoError, type Scope } from '@ito/contracts';
 import { hashSecret, isWellFormedCredential } from '@ito/runs';
 import type { Principal } from './principal.js';
 import { bearerFrom } from './bearer.js';
+import type { NodeCredentialCache } from './node-credential-cache.js';
 
 /**
  * Resolves the Authorization header to a principal. No header → null (routes decide whether that is
  * allowed); an unknown credential → `unauthenticated`; a revoked one → `credential_revoked`. A bearer that is
  * not shaped like a credential this API issues is refused before any lookup, so a flood of bogus ones costs
- * no database round trip.
+ * no database round trip. A node credential this process verified before is answered from `nodes` (see
+ * {@link NodeCredentialCache}) without a read: a node beats every few seconds for as long as its booking lasts.
  */
-export async function authenticate(pool: pg.Pool, authorization: string | undefined): Promise<Principal | null> {
+export async function authenticate(pool: pg.Pool, authorization: string | undefined, nodes?: NodeCredentialCache): Promise<Principal | null> {
   if (authorization === undefined) return null;
   const secret = bearerFrom(authorization);
   if (!secret) throw new ItoError('unauthenticated', 'the Authorization header must be "Bearer <credential>"');
   if (!isWellFormedCredential(secret)) throw new ItoError('unauthenticated', 'unknown credential');
   const hash = hashSecret(secret);
   if (secret.startsWith('ito_nc_')) {
-    const { rows } = await pool.query<{ node_id: string; tenant_id: string; booking_id: string; revoked_at: Date | null }>(
-      'select node_id, tenant_id, booking_id, revoked_at from nodes where credential_hash = $1',
-      [hash],
-    );
+    const cached = nodes?.get(hash);
+    if (cached) return { kind: 'node', ...cached };
+    const ticket = nodes?.ticket() ?? 0;
+    const { rows } = await pool.query<{ node_id: string; tenant_id: string; booking_id: string; revoked_at: Date | null }>({
+      name: 'ito_node_by_credential_hash',
+      text: 'select node_id, tenant_id, booking_id, revoked_at from nodes where credential_hash = $1',
+      values: [hash],
+    });
     const node = rows[0];
     if (!node) throw new ItoError('unauthenticated', 'unknown credential');
     if (node.revoked_at) throw new ItoError('credential_revoked', 'this node credential was revoked');
-    return { kind: 'node', tenantId: node.tenant_id, nodeId: node.node_id, bookingId: node.booking_id };
+    const identity = { tenantId: node.tenant_id, nodeId: node.node_id, bookingId: node.booking_id };
+    nodes?.put(hash, identity, ticket);
+    return { kind: 'node', ...identity };
   }
   // Named: every authenticated request runs it, so each connection parses and plans it once.
   const { rows } = await pool.query<{ key_id: string; tenant_id: string; scopes: Scope[]; principal: string | null; revoked_at: Date | null }>({

@@ -108,7 +108,8 @@ export const OPERATIONS: Readonly<Record<string, OperationDoc>> = {
   'GET /v1/audit/replay': { operationId: 'auditReplay', refusals: ['not_found'] },
 
   'POST /v1/agent/register': { operationId: 'agentRegister' },
-  'POST /v1/agent/heartbeat': { operationId: 'agentHeartbeat' },
+  // Beyond the beats one process holds at once it sheds with `rate_limited` (429, Retry-After), listed by refusalsOf.
+  'POST /v1/agent/heartbeat': { operationId: 'agentHeartbeat', refusals: ['rate_limited'] },
   'GET /v1/agent/assignments': { operationId: 'agentAssignments' },
   'POST /v1/agent/tasks/:id/progress': { operationId: 'agentReportProgress', refusals: TASK },
   'POST /v1/agent/tasks/:id/checkpoint': { operationId: 'agentReportCheckpoint', refusals: TASK },

@@ -5,6 +5,7 @@ import { idToken, looksLikeId } from '@ito/runs';
 import { authenticate } from '../auth/authenticate.js';
 import { requireNode, requireScope, type Principal } from '../auth/principal.js';
 import type { Resources } from '../resources.js';
+import type { Admission } from './admission.js';
 import { requireIdempotencyKey } from '../services/idempotent.js';
 import { rememberValidatedIds } from './access-log.js';
 import type { BodyRouteConfig } from './json-body.js';
@@ -43,6 +44,13 @@ export interface RouteSpec<B extends z.ZodType, Q extends z.ZodType, P extends z
   notFound?: ErrorCode;
   /** Header documented in OpenAPI; the handler validates it (its codes are specific). */
   idempotencyKey?: boolean;
+  /** Admits the request before it authenticates (a refusal is `rate_limited`, which every route may answer). */
+  admission?: Admission;
+  /**
+   * A hand-written check of the body's common shape for a hot route: answers the body when the schema would
+   * certainly accept it unchanged, else undefined, and the schema decides (its refusals stay the route's).
+   */
+  certainBody?: (raw: unknown) => z.output<B> | undefined;
   handler: (ctx: RouteContext<z.output<B>, z.output<Q>, z.output<P>>) => Promise<RouteResult<T>>;
 }
 
@@ -86,37 +94,39 @@ export function defineRoute<B extends z.ZodType = z.ZodUndefined, Q extends z.Zo
     method: spec.method,
     url: `/v1${spec.url}`,
     config,
-    handler: async (req, reply) => {
-      let principal: Principal | null = null;
-      let tenantId = '';
-      let actor = 'anonymous';
-      if (!('public' in spec.access)) {
-        principal = await authenticateWithinBudget(res, req);
-        if ('scope' in spec.access) {
-          const key = requireScope(principal, spec.access.scope);
-          tenantId = key.tenantId;
-          actor = key.keyId;
-        } else if ('node' in spec.access) {
-          const node = requireNode(principal);
-          tenantId = node.tenantId;
-          actor = node.nodeId;
-        } else {
-          if (!principal) throw new ItoError('unauthenticated', 'a bearer credential is required');
-          if (principal.kind !== 'key') throw new ItoError('forbidden', 'node credentials may only call /v1/agent routes');
-          tenantId = principal.tenantId;
-          actor = principal.keyId;
-        }
-      }
-      const idempotencyKey = spec.idempotencyKey ? requireIdempotencyKey(req.headers['idempotency-key']) : '';
-      const params = spec.params ? validatePath(spec.params, req.params, spec.notFound ?? 'not_found') : undefined;
-      if (params) rememberValidatedIds(req, loggableIds(params as Record<string, string>));
-      const query = spec.query ? validate(spec.query, refuseNul(req.query, 'query'), 'query') : undefined;
-      const body = spec.body ? validate(spec.body, req.body ?? {}, 'body') : undefined;
-      const out = await spec.handler({ req, reply, body, query, params, principal, tenantId, actor, idempotencyKey } as RouteContext<z.output<B>, z.output<Q>, z.output<P>>);
-      reply.code(out.status ?? 200);
-      return ok(out.data, { notice: out.notice ?? null });
-    },
+    handler: (req, reply) => (spec.admission ? spec.admission(() => answer(req, reply)) : answer(req, reply)),
   });
+
+  async function answer(req: FastifyRequest, reply: FastifyReply) {
+    let principal: Principal | null = null;
+    let tenantId = '';
+    let actor = 'anonymous';
+    if (!('public' in spec.access)) {
+      principal = await authenticateWithinBudget(res, req);
+      if ('scope' in spec.access) {
+        const key = requireScope(principal, spec.access.scope);
+        tenantId = key.tenantId;
+        actor = key.keyId;
+      } else if ('node' in spec.access) {
+        const node = requireNode(principal);
+        tenantId = node.tenantId;
+        actor = node.nodeId;
+      } else {
+        if (!principal) throw new ItoError('unauthenticated', 'a bearer credential is required');
+        if (principal.kind !== 'key') throw new ItoError('forbidden', 'node credentials may only call /v1/agent routes');
+        tenantId = principal.tenantId;
+        actor = principal.keyId;
+      }
+    }
+    const idempotencyKey = spec.idempotencyKey ? requireIdempotencyKey(req.headers['idempotency-key']) : '';
+    const params = spec.params ? validatePath(spec.params, req.params, spec.notFound ?? 'not_found') : undefined;
+    if (params) rememberValidatedIds(req, loggableIds(params as Record<string, string>));
+    const query = spec.query ? validate(spec.query, refuseNul(req.query, 'query'), 'query') : undefined;
+    const body = spec.body ? (spec.certainBody?.(req.body) ?? validate(spec.body, req.body ?? {}, 'body')) : undefined;
+    const out = await spec.handler({ req, reply, body, query, params, principal, tenantId, actor, idempotencyKey } as RouteContext<z.output<B>, z.output<Q>, z.output<P>>);
+    reply.code(out.status ?? 200);
+    return ok(out.data, { notice: out.notice ?? null });
+  }
 }
 
 /**
@@ -129,7 +139,7 @@ async function authenticateWithinBudget(res: Resources, req: FastifyRequest): Pr
     throw new ItoError('rate_limited', `too many failed authentications from this address; retry in ${wait} s`, { retry_after_s: wait });
   }
   try {
-    const principal = await authenticate(res.pool, req.headers.authorization);
+    const principal = await authenticate(res.pool, req.headers.authorization, res.nodeCredentials);
     if (!principal) res.authFailures.record(req.ip);
     return principal;
   } catch (err) {

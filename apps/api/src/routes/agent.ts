@@ -15,6 +15,7 @@ import {
   taskIdSchema,
 } from '@ito/contracts';
 import { assignments, heartbeat, registerAgent } from '../agent/agent-service.js';
+import { certainHeartbeat } from '../agent/heartbeat-body.js';
 import { pollRollouts, postRolloutBatch, publishPolicy } from '../agent/rollout-service.js';
 import { reportTask, type ReportInput } from '../agent/task-report-service.js';
 import type { Principal } from '../auth/principal.js';
@@ -49,9 +50,12 @@ export function registerAgentRoutes(app: FastifyInstance, res: Resources, regist
   defineRoute(app, res, registry, {
     method: 'POST',
     url: '/agent/heartbeat',
-    summary: 'Liveness and GPU health (no event); answers which of its tasks to stop and what each should do.',
+    summary:
+      'Liveness and GPU health (no event); answers which of its tasks to stop and what each should do. A process holding as many beats as it can sheds the rest with 429 and Retry-After; the next beat is the retry.',
     access: { node: true },
+    admission: res.heartbeats,
     body: agentHeartbeatBody,
+    certainBody: certainHeartbeat,
     handler: async ({ principal, body }) => ({ data: await heartbeat(res, nodeOf(principal), body) }),
   });
 

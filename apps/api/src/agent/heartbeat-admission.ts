@@ -1,0 +1,35 @@
+import { ItoError } from '@ito/contracts';
+import type { Admission } from '../http/admission.js';
+
+/** How many heartbeats one API process holds at once: authenticating, or waiting for their liveness write. */
+export interface HeartbeatAdmissionLimits {
+  inFlight: number;
+}
+
+/**
+ * 512 beats in flight is ≈ 40 ms of beats at 12,500/s, the fleet rate the heartbeat bench aims at: a process
+ * that holds more is already answering later than a beat is worth, so it sheds instead of queueing.
+ */
+export const DEFAULT_HEARTBEAT_ADMISSION: HeartbeatAdmissionLimits = { inFlight: 512 };
+
+/**
+ * Sheds heartbeats beyond the limit at once with `rate_limited` and Retry-After 1, before they authenticate or
+ * touch the database, rather than letting a queue grow until every beat is late (test/bench/README.md, run 6:
+ * offered 2× its ceiling, the route answered fewer beats than at 1×). A refused beat writes nothing; the agent
+ * beats again on its interval, and a node is declared lost only after several missed intervals. A plain
+ * counter, not a queue: a beat that cannot start now is worth less than the next one.
+ */
+export function heartbeatAdmission(limits: HeartbeatAdmissionLimits = DEFAULT_HEARTBEAT_ADMISSION): Admission {
+  let inFlight = 0;
+  return async (work) => {
+    if (inFlight >= limits.inFlight) {
+      throw new ItoError('rate_limited', 'the API is holding as many heartbeats as it can; retry in 1 s', { retry_after_s: 1 });
+    }
+    inFlight++;
+    try {
+      return await work();
+    } finally {
+      inFlight--;
+    }
+  };
+}
