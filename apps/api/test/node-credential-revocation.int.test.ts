@@ -97,4 +97,18 @@ describe('node credentials cached per API process', () => {
     expect(await within(10_000, async () => (await listeners(first)) >= 2)).toBe(true);
     await cachedNode('gpu-04');
   });
+
+  it("the operator's `ito-admin node revoke` revokes through the same announcement, and records it in the node's stream", async () => {
+    expect(await within(10_000, async () => (await listeners(first)) >= 2)).toBe(true);
+    const node = await cachedNode('gpu-05');
+    const answer = await first.admin.revokeNode({ nodeId: node.node_id });
+    expect(answer.node_id).toBe(node.node_id);
+    expect(await within(1_000, async () => (await beat(second, node.node_credential)).status === 401)).toBe(true);
+    const { rows } = await first.pool.query<{ type: string }>('select type from events where stream_id = $1 order by stream_version', [`node-${node.node_id}`]);
+    expect(rows.map((r) => r.type)).toEqual(['NodeRegistered', 'NodeCredentialRevoked']);
+    // An unknown node is not found, and nothing is recorded for it.
+    await expect(first.admin.revokeNode({ nodeId: 'node_00000000000000000000000000000000' })).rejects.toMatchObject({ code: 'not_found' });
+    const none = await first.pool.query("select 1 from events where stream_id = 'node-node_00000000000000000000000000000000'");
+    expect(none.rowCount).toBe(0);
+  });
 });

@@ -147,4 +147,5 @@ export const ADMIN_HANDLERS: Record<string, AdminHandler> = {
   'battery add': async (cmd, _admin, ctx) => batteryCommand(cmd, await ctx.batteries()),
   'battery list': async (cmd, _admin, ctx) => batteryCommand(cmd, await ctx.batteries()),
   'node register': async (cmd, admin) => ({ data: await admin.registerNode({ bookingId: str(cmd, 'booking'), name: str(cmd, 'name') }), human: secret }),
+  'node revoke': async (cmd, admin) => ({ data: await admin.revokeNode({ nodeId: cmd.positionals[0]! }), human: plain }),
 };

@@ -93,6 +93,7 @@ export const ADMIN_VERBS: VerbSpec[] = [
   },
   { name: 'battery list', summary: 'list the registered eval batteries (name, items, sha256)', usage: 'ito-admin battery list [--json]', example: 'ito-admin battery list --json', side_effect: 'none', ...admin },
   { name: 'node register', summary: 'register a GPU node of a booking; prints its agent credential once', usage: 'ito-admin node register --booking <id> --name <name> [--json]', example: `ito-admin node register --booking ${ids.booking} --name gpu-01 --json`, flags: [{ name: 'booking', value: 'id', required: true, help: 'booking id' }, { name: 'name', value: 'name', required: true, help: 'node name' }], side_effect: 'credential_store', ...admin },
+  { name: 'node revoke', summary: "revoke a node's agent credential: its next heartbeat or report is refused", usage: 'ito-admin node revoke <node-id>', example: `ito-admin node revoke ${ids.node}`, positionals: [{ name: 'node-id', required: true, help: 'node id (not its credential)' }], side_effect: 'credential_revoke', ...admin },
 ];
 
 export const ADMIN_GROUPS: Record<string, string | null> = { tenant: null, key: null, 'operator-key': null, booking: null, battery: null, node: null };

@@ -55,6 +55,7 @@ export const EXAMPLE_IDS = {
   tenant: 'ten_cdca71238e25fcc1007140294d84fb15',
   key: 'key_70426985b543f395501efb72f3d8822a',
   booking: 'bkg_7520d912def6ea819b7280da6d7dde3f',
+  node: 'node_3f9c2a61d04e8b7715ac90e2d6b4f183',
   run: 'run_8083cb4870e7623024b93b6cab81fbad',
   trainRef: 'cfm_1667689399fbffd3c24b91da03db92b7',
   cancelRef: 'cfm_ea49aca101c22c71328cc9f995e3ee2c',

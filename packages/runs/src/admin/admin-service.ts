@@ -7,6 +7,7 @@ import type { Ledger } from '@ito/ledger';
 import { hashSecret, newSecret } from '../credentials.js';
 import { isId, newId, type IdPrefix } from '../ids.js';
 import { bookingRecord, bookingStreamId } from '../projections/bookings-projection.js';
+import { revokeNodeCredential } from '../node-credentials.js';
 import { createApiLedger } from '../run-ledger.js';
 
 export const REQUESTER_SCOPES: Scope[] = ['runs:read', 'runs:write'];
@@ -255,6 +256,21 @@ export function createAdminService(deps: { pool: pg.Pool; logger?: Logger; ledge
           { tenantId: row.tenant_id, expectedVersion: 'any' },
         );
         return { booking_id: input.bookingId, status, previous_status: row.status };
+      });
+    },
+
+    /**
+     * Revokes a node's credential: the row and the announcement commit together (revokeNodeCredential), so every
+     * API process drops its cached copy and the node's next beat or report is refused `credential_revoked`.
+     */
+    async revokeNode(input: { nodeId: string }) {
+      requireId('node', input.nodeId, 'node');
+      return ledger.transaction(async (tx) => {
+        const revokedAt = await revokeNodeCredential(tx.client, input.nodeId, now());
+        if (!revokedAt) throw new ItoError('not_found', `node ${input.nodeId} not found`);
+        const { rows } = await tx.client.query<{ tenant_id: string }>('select tenant_id from nodes where node_id = $1', [input.nodeId]);
+        await tx.append(`node-${input.nodeId}`, [{ type: 'NodeCredentialRevoked', data: { node_id: input.nodeId } }], { tenantId: rows[0]!.tenant_id, expectedVersion: 'any' });
+        return { node_id: input.nodeId, revoked_at: revokedAt.toISOString() };
       });
     },
 
