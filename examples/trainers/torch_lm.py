@@ -91,12 +91,19 @@ def synthetic_corpus():
 
 
 def prepared_corpus(spec):
-    """The bytes data prep kept for this run (file:// storage), in path order, up to MAX_CORPUS_BYTES; None if none."""
+    """
+    The bytes data prep kept for this run, in path order, up to MAX_CORPUS_BYTES; None if none. Read where the agent
+    put them on this node (ITO_DATA_DIR, when the run's storage is a store the trainer cannot open, such as s3://),
+    else in place on file:// storage.
+    """
+    staged = os.environ.get("ITO_DATA_DIR")
     storage = spec["checkpoint"]["storage"]
-    if not storage.startswith("file://"):
+    if staged:
+        root = staged
+    elif storage.startswith("file://"):
+        root = os.path.normpath(os.path.join(ito.file_path(storage.rstrip("/") + "/" + spec["run_id"] + "/data/x"), ".."))
+    else:
         return None
-    root = os.path.join(ito.file_path(storage.rstrip("/") + "/" + spec["run_id"] + "/data/x"), "..")
-    root = os.path.normpath(root)
     if not os.path.isdir(root):
         return None
     chunks, total = [], 0

@@ -138,6 +138,9 @@ describe.skipIf(!hasTorch && !process.env.CI)('chaos: PyTorch DDP across two age
     expect(started.data.tasks.find((t: any) => t.task_id === from.data.task_id).node_id).toBe(victimId);
     expect(from.data.uri).toBe(`${STORAGE}${run}/pretrain/step-${from.data.step}`);
     expect(c.agents.get(survivor[0])!.output()).toContain(`downloaded the checkpoint to resume from (step ${from.data.step})`);
+    // It trains on the data prep kept for the run, which its agent brought down from the bucket, not a synthetic text.
+    expect(c.agents.get(survivor[0])!.output()).toMatch(/downloaded 1 shard\(s\) of the run's prepared data/);
+    expect(c.agents.get(survivor[0])!.output()).toMatch(/training on \d+ bytes of prepared text/);
 
     // The step after the resume is the checkpoint's step + 1, the loss within 10 % of the loss there.
     const progress = of(events, 'ProgressRecorded', 'pretrain');

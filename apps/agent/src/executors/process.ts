@@ -2,6 +2,7 @@ import { chmod, mkdir, realpath, rm, stat, writeFile } from 'node:fs/promises';
 import { isAbsolute, join } from 'node:path';
 import type { Assignment, TaskSpec } from '@ito/contracts';
 import { defaultStorageRegistry, type StorageRegistry } from '@ito/storage';
+import { stagePreparedData } from './prepared-data.js';
 import { CheckpointStaging } from './checkpoint-staging.js';
 import type { Executor, TaskEvents, TaskHandle, TaskOutcome } from './executor.js';
 import { loadTrainerConfig, trainerFor, type TrainerConfig } from './trainer-config.js';
@@ -60,6 +61,12 @@ export interface ProcessExecutorOptions {
    * @defaultValue 2
    */
   maxWaitingUploads?: number;
+  /**
+   * Most bytes of the run's prepared data a training task brings onto the node from a store the trainer cannot
+   * open itself (./prepared-data.ts); shards past it stay in storage.
+   * @defaultValue 4 GiB
+   */
+  maxDataBytes?: number;
 }
 
 /** A process task's handle also tells how its trainer's output went. */
@@ -72,8 +79,9 @@ export interface ProcessTaskHandle extends TaskHandle {
  * to the trainer as a file (`--task <file>` and `ITO_TASK_FILE`, mode 0600 in the 0700 work directory); the trainer
  * gets a minimal environment (PATH, HOME, LANG, ITO_TASK_FILE, ITO_TIME_SCALE, ITO_WORK_DIR and its configured
  * variables) and never the agent's own, which holds the node credential and the store's. Each task has its own
- * directory under the work directory (its working directory, `ITO_WORK_DIR`): the checkpoints it restores from
- * are downloaded there before it starts, and the checkpoint files it writes there are uploaded by the agent
+ * directory under the work directory (its working directory, `ITO_WORK_DIR`): the checkpoints it restores from and,
+ * from a store it cannot open itself, the run's prepared data (`ITO_DATA_DIR`) are downloaded there before it
+ * starts, and the checkpoint files it writes there are uploaded by the agent
  * (./checkpoint-staging.ts). Protocol: docs/trainer-protocol.md.
  */
 export class ProcessExecutor implements Executor {
@@ -94,6 +102,7 @@ export class ProcessExecutor implements Executor {
       maxCheckpointBytes: 2 ** 40,
       transferTimeoutMs: 3_600_000,
       maxWaitingUploads: 2,
+      maxDataBytes: 4 * 2 ** 30,
       ...opts,
     };
   }
@@ -147,6 +156,8 @@ export class ProcessExecutor implements Executor {
       let restoring: Record<string, string>;
       try {
         restoring = await staging.stageIn();
+        const limits = { maxBytes: this.opts.maxDataBytes, maxDataBytes: this.opts.maxDataBytes, timeoutMs: this.opts.transferTimeoutMs };
+        Object.assign(restoring, await stagePreparedData(assignment.spec, taskDir, this.opts.storage, limits, (line) => events.log(line)));
       } catch (err) {
         return failed((err as Error).message);
       }
