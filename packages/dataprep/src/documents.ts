@@ -1,4 +1,5 @@
 import { parseStrictJson } from '@ito/contracts';
+import { scanJsonText } from './json-text.js';
 
 /** How a shard holds its documents: one JSON object with a string `text` per line, or one document per line. */
 export type ShardFormat = 'jsonl' | 'text';
@@ -52,11 +53,14 @@ export async function* linesOf(chunks: AsyncIterable<Uint8Array | string>, maxLi
 /**
  * The text of one document line, or null for a blank line (not a document). A JSON line must be an object, by
  * the strict parser (no duplicate or prototype keys), whose `text` is a string; its other fields are the
- * document's metadata and are carried through untouched. Errors name the line, never its content.
+ * document's metadata and are carried through untouched. Errors name the line, never its content. A plainly
+ * valid line is read by a scanner that builds no object (./json-text.ts); any other is parsed strictly.
  */
 export function documentText(line: string, format: ShardFormat, lineNo: number): string | null {
   if (line.trim() === '') return null;
   if (format === 'text') return line;
+  const fast = scanText(line);
+  if (fast !== undefined) return fast;
   const parsed = parseStrictJson(line);
   if (!parsed.ok) throw new DocumentError(`line ${lineNo} is not JSON: ${parsed.error.message}`);
   const value = parsed.value;
@@ -64,4 +68,13 @@ export function documentText(line: string, format: ShardFormat, lineNo: number):
   const text = (value as Record<string, unknown>).text;
   if (typeof text !== 'string') throw new DocumentError(`line ${lineNo} has no string "text" field`);
   return text;
+}
+
+/** The scanner's answer, or undefined when it declines (or its regex engine gives up on a pathological line). */
+function scanText(line: string): string | undefined {
+  try {
+    return scanJsonText(line);
+  } catch {
+    return undefined;
+  }
 }
