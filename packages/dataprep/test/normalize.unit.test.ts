@@ -21,6 +21,18 @@ describe('normalisation', () => {
     }
   });
 
+  it('leaves alone only text that NFC would not change: every pair of code units below U+0300 is already NFC', () => {
+    const opts = { unicode: 'NFC', whitespace: 'collapse', case_fold: false } as const;
+    for (let a = 0x21; a < 0x300; a++) {
+      for (let b = 0x21; b < 0x300; b++) {
+        const text = String.fromCharCode(a, b);
+        if (text.normalize('NFC') !== text) expect.fail(`U+${a.toString(16)} U+${b.toString(16)} is not NFC`);
+      }
+    }
+    expect(normalizeText('e\u0301', opts)).toBe('é');
+    expect(normalizeText('Å\u0300', opts)).toBe('Å\u0300'.normalize('NFC'));
+  });
+
   it('treats as white space exactly the characters \\s matches, over every UTF-16 unit', () => {
     const opts = { unicode: 'NFC', whitespace: 'collapse', case_fold: false } as const;
     for (let c = 0; c <= 0xffff; c++) {

@@ -8,7 +8,7 @@ import {
   MAX_LINE_BYTES,
   ReadBudget,
   documentText,
-  linesOf,
+  lineBatchesOf,
   provenanceDisagreement,
   shardFormatOf,
   type Battery,
@@ -99,17 +99,19 @@ async function prepareShards(input: PrepareInput, written: string[]): Promise<Pr
       // Both sources count their bytes against the same budget and stop at the signal: a file through the
       // no-follow walk, a stored object as its driver streams it.
       const chunks = stored ? stored.open(rel, bytesRead, signal) : readChunks(pathOf(rel), bytesRead, signal);
-      for await (const line of linesOf(chunks, MAX_LINE_BYTES, signal)) {
-        lineNo++;
-        const text = documentText(line, format, lineNo);
-        if (text === null) continue;
-        documents.take(1);
-        const verdict = prep.consider(text);
-        if (verdict.kept) kept.push(Buffer.from(`${line}\n`));
-        else if (removals.length < MAX_REPORT_ENTRIES) {
-          const { kept: _k, ...rest } = verdict;
-          removals.push({ shard: shardNo, line: lineNo, ...rest });
-        } else removalsDropped++;
+      for await (const batch of lineBatchesOf(chunks, MAX_LINE_BYTES, signal)) {
+        for (const line of batch) {
+          lineNo++;
+          const text = documentText(line, format, lineNo);
+          if (text === null) continue;
+          documents.take(1);
+          const verdict = prep.consider(text);
+          if (verdict.kept) kept.push(Buffer.from(`${line}\n`));
+          else if (removals.length < MAX_REPORT_ENTRIES) {
+            const { kept: _k, ...rest } = verdict;
+            removals.push({ shard: shardNo, line: lineNo, ...rest });
+          } else removalsDropped++;
+        }
       }
     } catch (err) {
       if (err instanceof DocumentError) return { ok: false, reason: `${where} shard ${shardNo + 1} of ${shards.length}: ${err.message}` };
