@@ -22,6 +22,8 @@ type Pending = { resolve: (a: DocAnalysis[]) => void; reject: (e: Error) => void
 export class ThreadedDataPrep {
   private readonly threads: { worker: Worker; pending: Map<number, Pending> }[] = [];
   private nextId = 0;
+  /** The last batch's decisions: each batch's wait for the one before it, so ordinals follow the calls' order. */
+  private tail: Promise<unknown> = Promise.resolve();
 
   private constructor(
     private readonly prep: DataPrep,
@@ -40,15 +42,20 @@ export class ThreadedDataPrep {
     return this.prep.params;
   }
 
-  /** The verdicts of a batch of documents' texts, in order: the next ordinals, as `consider` would give them. */
-  async considerMany(texts: readonly string[]): Promise<Verdict[]> {
-    if (texts.length === 0) return [];
+  /**
+   * The verdicts of a batch of documents' texts, in order: the next ordinals, as `consider` would give them. A
+   * caller may submit the next batch before this one is answered (the threads then work while it reads); batches
+   * are decided in the order they were submitted whatever order the threads finish in.
+   */
+  considerMany(texts: readonly string[]): Promise<Verdict[]> {
     // Equal slices, one per thread, so the threads finish together.
-    const size = Math.ceil(texts.length / this.threads.length);
+    const size = Math.max(1, Math.ceil(texts.length / this.threads.length));
     const slices: Promise<DocAnalysis[]>[] = [];
     for (let i = 0, t = 0; i < texts.length; i += size, t++) slices.push(this.analyze(this.threads[t]!, texts.slice(i, i + size)));
-    const analyses = await Promise.all(slices);
-    return analyses.flat().map((a) => this.prep.considerAnalyzed(a));
+    const decided = this.tail.then(async () => (await Promise.all(slices)).flat().map((a) => this.prep.considerAnalyzed(a)));
+    // A failed batch fails its caller; the next batch still waits for it, then goes on.
+    this.tail = decided.catch(() => undefined);
+    return decided;
   }
 
   summary(): DataPrepSummary {

@@ -9,11 +9,18 @@ const texts = fixture('dataprep/corpus.jsonl')
   .split('\n')
   .map((line, i) => documentText(line, 'jsonl', i + 1)!);
 
-async function threaded(threads: number, batch: number): Promise<{ verdicts: Verdict[]; summary: unknown }> {
+async function threaded(threads: number, sizes: readonly number[]): Promise<{ verdicts: Verdict[]; summary: unknown }> {
   const prep = await ThreadedDataPrep.create(battery, threads);
   try {
-    const verdicts: Verdict[] = [];
-    for (let i = 0; i < texts.length; i += batch) verdicts.push(...(await prep.considerMany(texts.slice(i, i + batch))));
+    // Every batch submitted at once, of sizes that use different threads (a one-document batch only the first), so
+    // a later batch can be analysed before an earlier one: the decisions must still follow the submissions.
+    const batches: Promise<Verdict[]>[] = [];
+    for (let i = 0, k = 0; i < texts.length; k++) {
+      const size = sizes[k % sizes.length]!;
+      batches.push(prep.considerMany(texts.slice(i, i + size)));
+      i += size;
+    }
+    const verdicts = (await Promise.all(batches)).flat();
     return { verdicts, summary: prep.summary() };
   } finally {
     await prep.close();
@@ -29,11 +36,11 @@ describe('data prep on worker threads', () => {
     expect(removed('near')).toBeGreaterThan(10);
     expect(removed('decontamination')).toBeGreaterThan(10);
     expect(removed('exact')).toBeGreaterThan(10);
-    for (const [threads, batch] of [
-      [1, 64],
-      [3, 37],
+    for (const [threads, sizes] of [
+      [1, [64]],
+      [3, [37, 1, 5, 0]],
     ] as const) {
-      const got = await threaded(threads, batch);
+      const got = await threaded(threads, sizes);
       expect(got.verdicts).toEqual(expected);
       expect(got.summary).toEqual(prep.summary());
     }
