@@ -43,6 +43,7 @@ export interface PrepareInput {
 
 export type PrepareOutcome = { ok: true; fact: DataPreparedEvent; disagreement: string | null } | { ok: false; reason: string; code?: ErrorCode };
 
+type InFlight = { docs: Array<{ line: string; lineNo: number }>; verdicts: Promise<Verdict[]> };
 type Removal = { shard: number; line: number } & Omit<Exclude<Verdict, { kept: true }>, 'kept'>;
 
 /**
@@ -117,6 +118,18 @@ async function prepareWith(
       // Both sources count their bytes against the same budget and stop at the signal: a file through the
       // no-follow walk, a stored object as its driver streams it.
       const chunks = stored ? stored.open(rel, bytesRead, signal) : readChunks(pathOf(rel), bytesRead, signal);
+      // One batch on the threads while the next is read; verdicts are taken in order all the same.
+      let previous: InFlight | null = null;
+      const settle = async ({ docs, verdicts }: InFlight) => {
+        (await verdicts).forEach((verdict, i) => {
+          const doc = docs[i]!;
+          if (verdict.kept) kept.push(Buffer.from(`${doc.line}\n`));
+          else if (removals.length < MAX_REPORT_ENTRIES) {
+            const { kept: _k, ...rest } = verdict;
+            removals.push({ shard: shardNo, line: doc.lineNo, ...rest });
+          } else removalsDropped++;
+        });
+      };
       for await (const batch of lineBatchesOf(chunks, MAX_LINE_BYTES, signal)) {
         const docs: Array<{ line: string; lineNo: number }> = [];
         const texts: string[] = [];
@@ -128,16 +141,13 @@ async function prepareWith(
           docs.push({ line, lineNo });
           texts.push(text);
         }
-        const verdicts = await prep.considerMany(texts);
-        verdicts.forEach((verdict, i) => {
-          const doc = docs[i]!;
-          if (verdict.kept) kept.push(Buffer.from(`${doc.line}\n`));
-          else if (removals.length < MAX_REPORT_ENTRIES) {
-            const { kept: _k, ...rest } = verdict;
-            removals.push({ shard: shardNo, line: doc.lineNo, ...rest });
-          } else removalsDropped++;
-        });
+        const current: InFlight = { docs, verdicts: prep.considerMany(texts) };
+        // A batch left behind by a refusal is never awaited: its failure (threads closed) must not go unhandled.
+        current.verdicts.catch(() => undefined);
+        if (previous) await settle(previous);
+        previous = current;
       }
+      if (previous) await settle(previous);
     } catch (err) {
       if (err instanceof DocumentError) return { ok: false, reason: `${where} shard ${shardNo + 1} of ${shards.length}: ${err.message}` };
       if (err instanceof DataRefTooLargeError) return { ok: false, reason: `${where}.ref ${err.message}`, code: err.code };
