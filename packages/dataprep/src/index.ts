@@ -1,12 +1,14 @@
 export { DEFAULT_DATA_PREP_PARAMS, DataPrepParamsError, candidateProbability, decontaminationMethod, impliedThreshold, resolveParams, type DataPrepParams, type DeepPartial } from './params.js';
 export { normalizeText, wordTokens } from './normalize.js';
 export { TOKEN_CACHE_SIZE, createTokenHasher, hashTokens, mix32, smallKey, windowHashes, type TokenHasher } from './hashing.js';
-export { ExactDeduper } from './exact-dedup.js';
+export { ExactDeduper, exactDigest } from './exact-dedup.js';
+export { DocAnalyzer, type DocAnalysis } from './analysis.js';
+export { ThreadedDataPrep, defaultDataPrepThreads } from './threaded-prep.js';
 export { jaccard, shingleSet } from './shingles.js';
 export { NearDeduper, type NearDuplicate } from './near-dedup.js';
 export { BatteryError, MAX_BATTERY_ITEMS, parseBattery, type Battery, type BatteryItem } from './battery.js';
 export { BatteryIndex } from './decontaminate.js';
-export { DocumentError, MAX_LINE_BYTES, documentText, linesOf, shardFormatOf, type ShardFormat } from './documents.js';
+export { DocumentError, MAX_LINE_BYTES, documentText, lineBatchesOf, linesOf, shardFormatOf, type ShardFormat } from './documents.js';
 export { DataPrep, describeMethod, type DataPrepMethod, type DataPrepSummary, type Verdict } from './prepare.js';
 export { provenanceDisagreement, type DeclaredDecontamination } from './provenance.js';
 export { DEFAULT_MAX_BYTES_PER_REF, DataRefTooLargeError, MAX_BYTES_PER_DECLARED_TOKEN, ReadBudget, dataRefBounds, type DataRefBounds } from './bounds.js';

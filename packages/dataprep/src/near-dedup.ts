@@ -41,13 +41,27 @@ export class NearDeduper {
   /** The kept document this one nearly duplicates; when none, the document is kept and indexed. */
   consider(ordinal: number, shingles: Uint32Array): NearDuplicate | null {
     if (shingles.length === 0) return null;
-    this.sign(shingles);
-    const { bands, rows, jaccard_threshold } = this.params;
-    for (let band = 0; band < bands; band++) this.keys[band] = smallKey(combineHashes(this.signature, band * rows, rows, band));
+    this.bandKeysInto(shingles, this.keys);
+    return this.considerKeyed(ordinal, shingles, this.keys);
+  }
 
+  /**
+   * The LSH band keys of a shingle set (its MinHash signature, banded): pure, so a thread other than the one
+   * that decides can compute them, and the decision is the same whichever computed them.
+   */
+  bandKeys(shingles: Uint32Array): Uint32Array {
+    const keys = new Uint32Array(this.params.bands);
+    if (shingles.length > 0) this.bandKeysInto(shingles, keys);
+    return keys;
+  }
+
+  /** {@link consider} with the band keys already computed by {@link bandKeys} (of a deduper with the same params). */
+  considerKeyed(ordinal: number, shingles: Uint32Array, keys: Uint32Array): NearDuplicate | null {
+    if (shingles.length === 0) return null;
+    const { bands, jaccard_threshold } = this.params;
     const candidates = new Set<number>();
     for (let band = 0; band < bands; band++) {
-      const hit = this.buckets[band]!.get(this.keys[band]!);
+      const hit = this.buckets[band]!.get(keys[band]!);
       if (hit === undefined) continue;
       if (typeof hit === 'number') candidates.add(hit);
       else for (const c of hit) candidates.add(c);
@@ -64,13 +78,19 @@ export class NearDeduper {
     this.kept.set(ordinal, shingles);
     for (let band = 0; band < bands; band++) {
       const map = this.buckets[band]!;
-      const key = this.keys[band]!;
+      const key = keys[band]!;
       const hit = map.get(key);
       if (hit === undefined) map.set(key, ordinal);
       else if (typeof hit === 'number') map.set(key, [hit, ordinal]);
       else hit.push(ordinal);
     }
     return null;
+  }
+
+  private bandKeysInto(shingles: Uint32Array, keys: Uint32Array): void {
+    this.sign(shingles);
+    const { bands, rows } = this.params;
+    for (let band = 0; band < bands; band++) keys[band] = smallKey(combineHashes(this.signature, band * rows, rows, band));
   }
 
   private sign(shingles: Uint32Array): void {

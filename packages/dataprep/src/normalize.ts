@@ -2,13 +2,24 @@ import type { DataPrepParams } from './params.js';
 
 const WHITESPACE_RUN = /\s+/gu;
 const WORD = /[\p{L}\p{N}]+/gu;
-// Text with no code point above U+007F is already NFC; skipping normalize() for it is the common fast path.
-const NON_ASCII = /[^\u0000-\u007f]/;
+/**
+ * Text with no code unit from U+0300 up is already NFC: every character below U+0300 has NFC_Quick_Check=Yes and
+ * none combines with what precedes it (the first combining mark is U+0300), so normalize(), which copies the text
+ * through ICU, is skipped for it. This covers ASCII and the Latin-1 and Latin Extended letters.
+ */
+const MAYBE_NOT_NFC = /[^\u0000-\u02ff]/;
+/**
+ * What collapsing changes: a white-space character other than the space (the class is exactly what `\s` and
+ * `trim` match), or two spaces in a row. A text with none of them, and no space at either end, is already
+ * collapsed; this test costs a scan without building a string, where the replace always builds one.
+ */
+const NOT_COLLAPSED = /[\t\n\v\f\r\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff]| {2}/;
+const SPACE = 0x20;
 
 /** The text the exact-dedup hash is taken over: NFC, white space collapsed, case folded when configured. */
 export function normalizeText(text: string, opts: DataPrepParams['normalization']): string {
-  const nfc = NON_ASCII.test(text) ? text.normalize('NFC') : text;
-  const collapsed = nfc.replace(WHITESPACE_RUN, ' ').trim();
+  const nfc = MAYBE_NOT_NFC.test(text) ? text.normalize('NFC') : text;
+  const collapsed = isCollapsed(nfc) ? nfc : nfc.replace(WHITESPACE_RUN, ' ').trim();
   return opts.case_fold ? collapsed.toLowerCase() : collapsed;
 }
 
@@ -18,4 +29,8 @@ export function normalizeText(text: string, opts: DataPrepParams['normalization'
  */
 export function wordTokens(normalized: string): string[] {
   return normalized.toLowerCase().match(WORD) ?? [];
+}
+
+function isCollapsed(text: string): boolean {
+  return text.charCodeAt(0) !== SPACE && text.charCodeAt(text.length - 1) !== SPACE && !NOT_COLLAPSED.test(text);
 }

@@ -1,3 +1,4 @@
+import type { DocAnalysis } from './analysis.js';
 import type { Battery } from './battery.js';
 import { BatteryIndex } from './decontaminate.js';
 import { ExactDeduper } from './exact-dedup.js';
@@ -78,6 +79,30 @@ export class DataPrep {
       return { ordinal, kept: false, reason: 'decontamination', items };
     }
     const dup = this.near.consider(ordinal, shingleSet(hashes, this.params.near.shingle_words));
+    if (dup) {
+      this.removed.near++;
+      return { ordinal, kept: false, reason: 'near', duplicate_of: dup.duplicate_of, jaccard: dup.jaccard };
+    }
+    return { ordinal, kept: true };
+  }
+
+  /**
+   * The same verdict as {@link consider} gives for the text `analysis` was made of (by a `DocAnalyzer` with these
+   * params and battery): the order-dependent decisions only, so the pure work can be done on other threads.
+   */
+  considerAnalyzed(analysis: DocAnalysis): Verdict {
+    const ordinal = this.ordinal++;
+    const first = this.exact.considerDigest(ordinal, analysis.digest);
+    if (first !== null) {
+      this.removed.exact++;
+      return { ordinal, kept: false, reason: 'exact', duplicate_of: first };
+    }
+    if (analysis.items.length > 0) {
+      this.removed.decontamination++;
+      for (const item of analysis.items) this.contaminated.add(item);
+      return { ordinal, kept: false, reason: 'decontamination', items: analysis.items };
+    }
+    const dup = this.near.considerKeyed(ordinal, analysis.shingles, analysis.keys);
     if (dup) {
       this.removed.near++;
       return { ordinal, kept: false, reason: 'near', duplicate_of: dup.duplicate_of, jaccard: dup.jaccard };

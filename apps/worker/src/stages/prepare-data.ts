@@ -2,13 +2,14 @@ import { createHash } from 'node:crypto';
 import { basename, join } from 'node:path';
 import type { ErrorCode, Manifest } from '@ito/contracts';
 import {
-  DataPrep,
   DataRefTooLargeError,
   DocumentError,
   MAX_LINE_BYTES,
   ReadBudget,
+  ThreadedDataPrep,
+  defaultDataPrepThreads,
   documentText,
-  linesOf,
+  lineBatchesOf,
   provenanceDisagreement,
   shardFormatOf,
   type Battery,
@@ -18,7 +19,7 @@ import {
 import { fileRefPath, type DataPreparedEvent } from '@ito/domain';
 import type { StorageRegistry } from '@ito/storage';
 import { isDirectoryNoFollow, listTree, readChunks, treeDigest } from './data-digest.js';
-import { isStoredRef, storedShardsOf } from './stored-data-source.js';
+import { isStoredRef, storedShardsOf, type StoredShards } from './stored-data-source.js';
 
 /** Battery items named in one event; the total is always recorded. */
 const MAX_ITEMS_NAMED = 1000;
@@ -42,6 +43,7 @@ export interface PrepareInput {
 
 export type PrepareOutcome = { ok: true; fact: DataPreparedEvent; disagreement: string | null } | { ok: false; reason: string; code?: ErrorCode };
 
+type InFlight = { docs: Array<{ line: string; lineNo: number }>; verdicts: Promise<Verdict[]> };
 type Removal = { shard: number; line: number } & Omit<Exclude<Verdict, { kept: true }>, 'kept'>;
 
 /**
@@ -83,7 +85,24 @@ async function prepareShards(input: PrepareInput, written: string[]): Promise<Pr
   const shards = stored ? stored.shards : (isDir ? await listTree(root) : [basename(root)]).filter((rel) => SHARD_EXTENSIONS.test(rel) && pathOf(rel) !== reportPath);
   if (shards.length === 0) return { ok: false, reason: `${where}.ref holds no .jsonl or .txt shard: there are no documents to prepare` };
 
-  const prep = await DataPrep.create(input.battery.battery);
+  // The per-document work runs on a thread per core; verdicts are the same whatever the count.
+  const prep = await ThreadedDataPrep.create(input.battery.battery, defaultDataPrepThreads());
+  try {
+    return await prepareWith(prep, input, shards, { where, stored, pathOf, isDir }, written);
+  } finally {
+    await prep.close();
+  }
+}
+
+async function prepareWith(
+  prep: ThreadedDataPrep,
+  input: PrepareInput,
+  shards: string[],
+  at: { where: string; stored: StoredShards | null; pathOf: (rel: string) => string; isDir: boolean },
+  written: string[],
+): Promise<PrepareOutcome> {
+  const { source, index, signal } = input;
+  const { where, stored, pathOf, isDir } = at;
   const outPrefix = `${input.runPrefix}data/${index}/`;
   const outputs: Array<{ rel: string; sha256: string }> = [];
   const removals: Removal[] = [];
@@ -99,18 +118,36 @@ async function prepareShards(input: PrepareInput, written: string[]): Promise<Pr
       // Both sources count their bytes against the same budget and stop at the signal: a file through the
       // no-follow walk, a stored object as its driver streams it.
       const chunks = stored ? stored.open(rel, bytesRead, signal) : readChunks(pathOf(rel), bytesRead, signal);
-      for await (const line of linesOf(chunks, MAX_LINE_BYTES, signal)) {
-        lineNo++;
-        const text = documentText(line, format, lineNo);
-        if (text === null) continue;
-        documents.take(1);
-        const verdict = prep.consider(text);
-        if (verdict.kept) kept.push(Buffer.from(`${line}\n`));
-        else if (removals.length < MAX_REPORT_ENTRIES) {
-          const { kept: _k, ...rest } = verdict;
-          removals.push({ shard: shardNo, line: lineNo, ...rest });
-        } else removalsDropped++;
+      // One batch on the threads while the next is read; verdicts are taken in order all the same.
+      let previous: InFlight | null = null;
+      const settle = async ({ docs, verdicts }: InFlight) => {
+        (await verdicts).forEach((verdict, i) => {
+          const doc = docs[i]!;
+          if (verdict.kept) kept.push(Buffer.from(`${doc.line}\n`));
+          else if (removals.length < MAX_REPORT_ENTRIES) {
+            const { kept: _k, ...rest } = verdict;
+            removals.push({ shard: shardNo, line: doc.lineNo, ...rest });
+          } else removalsDropped++;
+        });
+      };
+      for await (const batch of lineBatchesOf(chunks, MAX_LINE_BYTES, signal)) {
+        const docs: Array<{ line: string; lineNo: number }> = [];
+        const texts: string[] = [];
+        for (const line of batch) {
+          lineNo++;
+          const text = documentText(line, format, lineNo);
+          if (text === null) continue;
+          documents.take(1);
+          docs.push({ line, lineNo });
+          texts.push(text);
+        }
+        const current: InFlight = { docs, verdicts: prep.considerMany(texts) };
+        // A batch left behind by a refusal is never awaited: its failure (threads closed) must not go unhandled.
+        current.verdicts.catch(() => undefined);
+        if (previous) await settle(previous);
+        previous = current;
       }
+      if (previous) await settle(previous);
     } catch (err) {
       if (err instanceof DocumentError) return { ok: false, reason: `${where} shard ${shardNo + 1} of ${shards.length}: ${err.message}` };
       if (err instanceof DataRefTooLargeError) return { ok: false, reason: `${where}.ref ${err.message}`, code: err.code };

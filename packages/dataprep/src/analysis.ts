@@ -1,0 +1,46 @@
+import type { Battery } from './battery.js';
+import { BatteryIndex } from './decontaminate.js';
+import { exactDigest } from './exact-dedup.js';
+import { hashTokens, type TokenHasher } from './hashing.js';
+import { NearDeduper } from './near-dedup.js';
+import { normalizeText, wordTokens } from './normalize.js';
+import type { DataPrepParams } from './params.js';
+import { shingleSet } from './shingles.js';
+
+/**
+ * What the passes need to know of one document, computed from its text alone: the exact-dedup digest, the battery
+ * items it touches, its shingle set and their LSH band keys. None of it depends on other documents, so it can be
+ * computed on any thread; the decisions that do (is this digest new, is there a kept near duplicate) are taken
+ * afterwards, in input order, by `DataPrep.considerAnalyzed`, so the verdicts do not depend on who computed this.
+ */
+export interface DocAnalysis {
+  digest: string;
+  /** Battery item ids the document shares an n-gram with, sorted. */
+  items: string[];
+  /** Empty when the document is contaminated: it never reaches near dedup. */
+  shingles: Uint32Array;
+  keys: Uint32Array;
+}
+
+export class DocAnalyzer {
+  private readonly index: BatteryIndex;
+  private readonly signer: NearDeduper;
+
+  constructor(
+    private readonly params: DataPrepParams,
+    battery: Battery,
+    private readonly hasher: TokenHasher,
+  ) {
+    this.index = new BatteryIndex(battery, params.decontamination.ngram, hasher);
+    this.signer = new NearDeduper(params.near);
+  }
+
+  analyze(text: string): DocAnalysis {
+    const normalized = normalizeText(text, this.params.normalization);
+    const tokens = wordTokens(normalized);
+    const hashes = hashTokens(tokens, this.hasher);
+    const items = this.index.touched(tokens, hashes);
+    const shingles = items.length > 0 ? new Uint32Array(0) : shingleSet(hashes, this.params.near.shingle_words);
+    return { digest: exactDigest(normalized), items, shingles, keys: this.signer.bandKeys(shingles) };
+  }
+}

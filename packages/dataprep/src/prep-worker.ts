@@ -1,0 +1,23 @@
+import { parentPort, workerData } from 'node:worker_threads';
+import { DocAnalyzer, type DocAnalysis } from './analysis.js';
+import type { Battery } from './battery.js';
+import { createTokenHasher } from './hashing.js';
+import type { DataPrepParams } from './params.js';
+
+/**
+ * A data-prep thread: analyses batches of documents' texts (normalise, digest, tokenise, battery n-grams,
+ * shingles, MinHash band keys) and answers each batch with its analyses, in the batch's order.
+ */
+const { battery, params } = workerData as { battery: Battery; params: DataPrepParams };
+const analyzer = createTokenHasher().then((hasher) => new DocAnalyzer(params, battery, hasher));
+
+parentPort!.on('message', (msg: { id: number; texts: string[] }) => {
+  void analyzer.then(
+    (a) => {
+      const analyses: DocAnalysis[] = msg.texts.map((t) => a.analyze(t));
+      const buffers = analyses.flatMap((x) => [x.shingles.buffer, x.keys.buffer]) as ArrayBuffer[];
+      parentPort!.postMessage({ id: msg.id, analyses }, buffers);
+    },
+    (err: unknown) => parentPort!.postMessage({ id: msg.id, error: err instanceof Error ? err.message : String(err) }),
+  );
+});

@@ -1,0 +1,48 @@
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { DataPrep, ThreadedDataPrep, documentText, parseBattery, type Verdict } from '@ito/dataprep';
+
+const fixture = (path: string) => readFileSync(new URL(`../../../test/fixtures/${path}`, import.meta.url), 'utf8');
+const battery = parseBattery('ito-evals/v1', fixture('evals/ito-evals/v1.jsonl'));
+const texts = fixture('dataprep/corpus.jsonl')
+  .trimEnd()
+  .split('\n')
+  .map((line, i) => documentText(line, 'jsonl', i + 1)!);
+
+async function threaded(threads: number, sizes: readonly number[]): Promise<{ verdicts: Verdict[]; summary: unknown }> {
+  const prep = await ThreadedDataPrep.create(battery, threads);
+  try {
+    // Every batch submitted at once, of sizes that use different threads (a one-document batch only the first), so
+    // a later batch can be analysed before an earlier one: the decisions must still follow the submissions.
+    const batches: Promise<Verdict[]>[] = [];
+    for (let i = 0, k = 0; i < texts.length; k++) {
+      const size = sizes[k % sizes.length]!;
+      batches.push(prep.considerMany(texts.slice(i, i + size)));
+      i += size;
+    }
+    const verdicts = (await Promise.all(batches)).flat();
+    return { verdicts, summary: prep.summary() };
+  } finally {
+    await prep.close();
+  }
+}
+
+describe('data prep on worker threads', () => {
+  it('gives the verdicts and summary of the single-threaded passes, whatever the thread count and batch size', async () => {
+    const prep = await DataPrep.create(battery);
+    const expected = texts.map((t) => prep.consider(t));
+    const removed = (reason: string) => expected.filter((v) => !v.kept && v.reason === reason).length;
+    // The fixture has what could go wrong across threads: near duplicates of earlier documents and leaks.
+    expect(removed('near')).toBeGreaterThan(10);
+    expect(removed('decontamination')).toBeGreaterThan(10);
+    expect(removed('exact')).toBeGreaterThan(10);
+    for (const [threads, sizes] of [
+      [1, [64]],
+      [3, [37, 1, 5, 0]],
+    ] as const) {
+      const got = await threaded(threads, sizes);
+      expect(got.verdicts).toEqual(expected);
+      expect(got.summary).toEqual(prep.summary());
+    }
+  }, 120_000);
+});
