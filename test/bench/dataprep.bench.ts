@@ -29,8 +29,6 @@ import {
   BatteryIndex,
   DataPrep,
   ExactDeduper,
-  ThreadedDataPrep,
-  defaultDataPrepThreads,
   NearDeduper,
   createTokenHasher,
   documentText,
@@ -42,6 +40,7 @@ import {
   shingleSet,
   wordTokens,
 } from '@ito/dataprep';
+import { ThreadedDataPrep, defaultDataPrepThreads } from '../../apps/worker/src/dataprep-threads/threaded-prep.js';
 import { generateBattery, generateCorpus, type Planted } from '../fixtures/dataprep/generator.js';
 import { benchArgs } from './args.js';
 

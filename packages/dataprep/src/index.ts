@@ -3,7 +3,6 @@ export { normalizeText, wordTokens } from './normalize.js';
 export { TOKEN_CACHE_SIZE, createTokenHasher, hashTokens, mix32, smallKey, windowHashes, type TokenHasher } from './hashing.js';
 export { ExactDeduper, exactDigest } from './exact-dedup.js';
 export { DocAnalyzer, type DocAnalysis } from './analysis.js';
-export { ThreadedDataPrep, defaultDataPrepThreads } from './threaded-prep.js';
 export { jaccard, shingleSet } from './shingles.js';
 export { NearDeduper, type NearDuplicate } from './near-dedup.js';
 export { BatteryError, MAX_BATTERY_ITEMS, parseBattery, type Battery, type BatteryItem } from './battery.js';

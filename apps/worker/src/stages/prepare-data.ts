@@ -6,8 +6,6 @@ import {
   DocumentError,
   MAX_LINE_BYTES,
   ReadBudget,
-  ThreadedDataPrep,
-  defaultDataPrepThreads,
   documentText,
   lineBatchesOf,
   provenanceDisagreement,
@@ -16,6 +14,7 @@ import {
   type DataRefBounds,
   type Verdict,
 } from '@ito/dataprep';
+import { ThreadedDataPrep, defaultDataPrepThreads } from '../dataprep-threads/threaded-prep.js';
 import { fileRefPath, type DataPreparedEvent } from '@ito/domain';
 import type { StorageRegistry } from '@ito/storage';
 import { isDirectoryNoFollow, listTree, readChunks, treeDigest } from './data-digest.js';

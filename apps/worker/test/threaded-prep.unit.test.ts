@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { DataPrep, ThreadedDataPrep, documentText, parseBattery, type Verdict } from '@ito/dataprep';
+import { DataPrep, documentText, parseBattery, type Verdict } from '@ito/dataprep';
+import { ThreadedDataPrep } from '../src/dataprep-threads/threaded-prep.js';
 
 const fixture = (path: string) => readFileSync(new URL(`../../../test/fixtures/${path}`, import.meta.url), 'utf8');
 const battery = parseBattery('ito-evals/v1', fixture('evals/ito-evals/v1.jsonl'));

@@ -1,9 +1,6 @@
 import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
-import type { DocAnalysis } from './analysis.js';
-import type { Battery } from './battery.js';
-import type { DataPrepParams, DeepPartial } from './params.js';
-import { DataPrep, type DataPrepSummary, type Verdict } from './prepare.js';
+import { DataPrep, type Battery, type DataPrepParams, type DataPrepSummary, type DeepPartial, type DocAnalysis, type Verdict } from '@ito/dataprep';
 
 /** One thread per core, at most four: past that, reading and the in-order decisions on this thread are the limit. */
 export function defaultDataPrepThreads(): number {

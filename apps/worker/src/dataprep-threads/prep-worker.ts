@@ -1,8 +1,5 @@
 import { parentPort, workerData } from 'node:worker_threads';
-import { DocAnalyzer, type DocAnalysis } from './analysis.js';
-import type { Battery } from './battery.js';
-import { createTokenHasher } from './hashing.js';
-import type { DataPrepParams } from './params.js';
+import { DocAnalyzer, createTokenHasher, type Battery, type DataPrepParams, type DocAnalysis } from '@ito/dataprep';
 
 /**
  * A data-prep thread: analyses batches of documents' texts (normalise, digest, tokenise, battery n-grams,
