@@ -69,6 +69,17 @@ export const MUTATION_MODULES = {
     tests: ['packages/dataprep/test/*.test.ts'],
     timeoutMS: 10_000,
   },
+  'run-state': {
+    mutate: ['packages/domain/src/run/run-state.ts'],
+    // Every pure domain test: the deciders' tests fold whole histories through evolveRun.
+    tests: ['packages/domain/test/*.unit.test.ts'],
+    timeoutMS: 10_000,
+  },
+  'booking-eligibility': {
+    mutate: ['packages/domain/src/booking/booking.ts'],
+    tests: ['packages/domain/test/booking.unit.test.ts'],
+    timeoutMS: 10_000,
+  },
   'telemetry-projections': {
     mutate: ['packages/telemetry/src/run-fold.ts', 'packages/telemetry/src/run-clock.ts', 'packages/telemetry/src/figures.ts', 'packages/telemetry/src/units.ts', 'packages/telemetry/src/segments.ts', 'packages/telemetry/src/causes.ts'],
     // The unit tests alone: with desk-telemetry.int every mutant would start the API on a fresh database and the
