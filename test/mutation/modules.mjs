@@ -80,6 +80,19 @@ export const MUTATION_MODULES = {
     tests: ['packages/domain/test/booking.unit.test.ts'],
     timeoutMS: 10_000,
   },
+  'planner-refusals': {
+    // The request check, the post-training placement, and the lines of planRun and planStage that refuse a plan
+    // (the search for a layout between them included); the happy path's arithmetic is pinned by the plan tests.
+    mutate: [
+      'packages/planner/src/validate.ts',
+      'packages/planner/src/post-training.ts',
+      'packages/planner/src/plan-run.ts:28-52',
+      'packages/planner/src/plan-run.ts:88-97',
+      'packages/planner/src/parallelism.ts:119-206',
+    ],
+    tests: ['packages/planner/test/*.unit.test.ts'],
+    timeoutMS: 10_000,
+  },
   'telemetry-projections': {
     mutate: ['packages/telemetry/src/run-fold.ts', 'packages/telemetry/src/run-clock.ts', 'packages/telemetry/src/figures.ts', 'packages/telemetry/src/units.ts', 'packages/telemetry/src/segments.ts', 'packages/telemetry/src/causes.ts'],
     // The unit tests alone: with desk-telemetry.int every mutant would start the API on a fresh database and the

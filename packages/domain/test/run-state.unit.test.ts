@@ -198,8 +198,9 @@ describe('checkpoints', () => {
 describe('task reports', () => {
   it('a report from a task of no current attempt changes no task, and a report without a task only the progress', () => {
     const before = foldRun(training());
-    const stray = foldRun([...training(), progress('task_9_9', 5, { seq: 3 }), taskFailed('task_9_9', A, 'crash')]);
-    expect(current(stray).tasks).toEqual(current(before).tasks);
+    const stray = foldRun([...training(), progress('task_9_9', 5, { seq: 3, elapsed_s: 99, received_at: AT(60) }), taskFailed('task_9_9', A, 'crash')]);
+    // Neither its tasks, nor its leader's time, step or last report: the attempt is as it was.
+    expect(current(stray)).toEqual(current(before));
     expect(stray.progress).toEqual({ stage: 'pretrain', step: 5, tokens: 50, loss: null });
     const anonymous = foldRun([...training(), { type: 'ProgressRecorded', data: { run_id: RUN, stage: 'pretrain', step: 3, tokens: 30 } }]);
     expect(current(anonymous)).toEqual(current(before));
