@@ -250,3 +250,34 @@ describe('planRun refusals: what each says', () => {
     expect(refused(planRun({ manifest: exampleManifest(), booking: termOf(estimated_hours - 0.01), now: NOW })).code).toBe('capacity_insufficient');
   });
 });
+
+describe('planRun at the edges of its refusals', () => {
+  it('as many data-parallel replicas as the batch has sequences is not too many', () => {
+    // 150M at 8192 tokens: a step of ~524288 tokens holds 64 sequences, and 8 × 8 GPUs make 64 replicas.
+    const m = manifestWith((x) => {
+      x.model.parameters = '150M';
+      x.target.curriculum = ['pretrain'];
+    });
+    const { plan } = planned(planRun({ manifest: m, booking: booking({ gpu: 'h100', nodes: 8 }), now: NOW }));
+    expect([plan.tp, plan.pp, plan.cp, plan.dp]).toEqual([1, 1, 1, 64]);
+  });
+
+  it('on GPUs with no NVLink (one GPU per domain), the model that does not fit is measured at tp=1, fully sharded over every GPU', () => {
+    const r = refused(planRun({ manifest: manifestWith((x) => (x.model.parameters = '30B')), booking: booking({ gpu: 'l40s', nodes: 1 }), now: NOW }));
+    expect(r.reason).toBe(
+      'the model does not fit (pretrain+mid_train+sft+dpo+rlvr at 8192 tokens): even fully sharded across all 8 GPUs with maximum TP and full recompute it needs ' +
+        '78.6 GB per GPU (model state 60.0 GB) against 41.2 GB usable of 48 GB; the model state alone is 480.0 GB in total. Book more or larger GPUs.',
+    );
+  });
+
+  it('blocking checkpoint saves add their stall to the estimate', () => {
+    const hoursWith = (async: boolean) => {
+      const r = planned(planRun({ manifest: manifestWith((x) => (x.checkpoint.async = async)), booking: booking(), now: NOW }));
+      const [, saves, stall] = /^checkpoints: (\d+) .* stall ([\d.]+) s each\.$/.exec(r.plan.reasons.find((x) => x.startsWith('checkpoints:'))!)!;
+      return { hours: r.estimated_hours, stallHours: (Number(saves) * Number(stall)) / 3600 };
+    };
+    const [async, blocking] = [hoursWith(true), hoursWith(false)];
+    expect(blocking.stallHours).toBeGreaterThan(1);
+    expect(blocking.hours - async.hours).toBeCloseTo(blocking.stallHours - async.stallHours, 1);
+  });
+});
