@@ -262,6 +262,16 @@ describe('planRun at the edges of its refusals', () => {
     expect([plan.tp, plan.pp, plan.cp, plan.dp]).toEqual([1, 1, 1, 64]);
   });
 
+  it('a replica pipelined across nodes counts all its GPUs in the nodes the refusal says would do', () => {
+    // 405B on A100: a replica is tp=8 × pp=2, 16 GPUs; 512 sequences per step keep 512 × 16 GPUs = 1024 nodes busy.
+    const m = manifestWith((x) => {
+      x.model.parameters = '405B';
+      x.target.curriculum = ['pretrain'];
+    });
+    const r = refused(planRun({ manifest: m, booking: booking({ gpu: 'a100', nodes: 4096, termEnd: new Date(NOW.getTime() + 1e12) }), now: NOW }));
+    expect(r.reason).toMatch(/the model fits on 16 GPU\(s\) per replica, so 32768 GPUs make 2048 data-parallel replicas, .* holds only 512 sequence\(s\); 1536 replicas would idle\. Use at most 1024 node\(s\)\.$/);
+  });
+
   it('on GPUs with no NVLink (one GPU per domain), the model that does not fit is measured at tp=1, fully sharded over every GPU', () => {
     const r = refused(planRun({ manifest: manifestWith((x) => (x.model.parameters = '30B')), booking: booking({ gpu: 'l40s', nodes: 1 }), now: NOW }));
     expect(r.reason).toBe(
