@@ -3,7 +3,7 @@ import { lstat, mkdir, mkdtemp, readdir, readFile, rm, stat, symlink, writeFile 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { FileStorageDriver, StorageError, driverFor, filePathOf, isStorageError, schemeOf } from '@ito/storage';
+import { FileStorageDriver, StorageError, driverFor, isStorageError, schemeOf } from '@ito/storage';
 import { refusalOf } from '../../../test/support/refusal.js';
 
 let dir: string;
@@ -216,10 +216,5 @@ describe('storage registry', () => {
     expect((s3 as Error).message).toBe('no storage driver for s3:// on this host (available: file://)');
     expect(() => driverFor('no scheme at all')).toThrow('storage URI has no scheme');
     expect(schemeOf('HTTP://x')).toBeNull();
-  });
-
-  it('maps a file URI to exactly one path', () => {
-    expect(filePathOf('file:///var/lib/ito/ckpt/run_1/step-3')).toBe('/var/lib/ito/ckpt/run_1/step-3');
-    expect(filePathOf('file:///var/lib/ito/', 'prefix')).toBe('/var/lib/ito/');
   });
 });
