@@ -98,10 +98,15 @@ export const MUTATION_MODULES = {
     tests: ['packages/domain/test/rollout-exchange.unit.test.ts', 'apps/api/test/rollout-exchange.int.test.ts'],
   },
   lifecycle: {
-    // Cancel, cleanup and restart as the API takes them, and the worker's cleanup stage (checkpoints one by one,
-    // then the sweep of the run's prefix) as a pipeline runs it.
-    mutate: ['apps/api/src/services/lifecycle-service.ts', 'apps/worker/src/stages/storage-jobs.ts', 'apps/worker/src/stages/run-prefix-sweep.ts'],
-    tests: ['apps/api/test/lifecycle.int.test.ts', 'apps/worker/test/file-confinement.int.test.ts', 'apps/worker/test/s3-run.int.test.ts'],
+    // Cancel, cleanup and restart as the API takes them.
+    mutate: ['apps/api/src/services/lifecycle-service.ts'],
+    tests: ['apps/api/test/lifecycle.int.test.ts'],
+  },
+  'cleanup-stage': {
+    // The worker's cleanup stage: checkpoints removed one by one, then the sweep of the run's prefix. Split from
+    // lifecycle, whose API tests cannot reach it; a pipeline runs it.
+    mutate: ['apps/worker/src/stages/storage-jobs.ts', 'apps/worker/src/stages/run-prefix-sweep.ts'],
+    tests: ['apps/worker/test/file-confinement.int.test.ts', 'apps/worker/test/s3-run.int.test.ts'],
   },
   'storage-confinement': {
     // URI parsing (one URI, one path or key), the drivers' roots and prefixes, the file driver's prefix walk, and

@@ -97,6 +97,15 @@ describe('file:// storage driver', () => {
     expect(await readdir(dir)).toEqual(['allowed']);
   });
 
+  it('keeps to any of several roots, a root itself included, however the root is written', async () => {
+    const confined = new FileStorageDriver({ roots: [join(dir, 'first'), `${join(dir, 'second')}/`] });
+    await confined.write(uri('second/x'), Buffer.from('ok'));
+    expect(await confined.list(`file://${dir}/second`)).toEqual([uri('second/x')]);
+    const outside = await refusal(() => confined.read(uri('third/x')));
+    expect([outside.reason, outside.message]).toEqual(['outside_root', 'storage URI is outside the directories this driver may use']);
+    expect(await readdir(dir)).toEqual(['second']);
+  });
+
   it('does not read, remove or list through a symlink, and says a directory is not an object', async () => {
     await writeFile(join(dir, 'secret'), 'not for the driver');
     await mkdir(join(dir, 'ckpt'));

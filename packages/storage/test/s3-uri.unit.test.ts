@@ -41,6 +41,8 @@ describe('s3:// URIs', () => {
     for (const bucket of ['ab', 'a'.repeat(64), 'Bad_Bucket', '-bucket', 'bucket-', '.bucket', 'bucket.', 'my..bucket', 'my bucket', '']) {
       expect(refused(`s3://${bucket}/k`).message, bucket).toBe('s3 storage URI does not name a valid bucket');
     }
+    // Without a key, the bucket is all that follows the scheme: an invalid one is named as such.
+    expect(refused('s3://bucket-').message).toBe('s3 storage URI does not name a valid bucket');
   });
 
   it('takes keys up to 1024 bytes, counted in bytes, not characters', () => {
@@ -54,6 +56,10 @@ describe('s3:// URIs', () => {
   it('refuses a URI longer than any valid one, or not a string, before reading it', () => {
     expect(refused(`s3://ito-test/${'k'.repeat(1024 + 80)}`).message).toBe('s3 storage URI is too long or not a string');
     expect(refused(undefined).message).toBe('s3 storage URI is too long or not a string');
+    // At exactly the bound the URI is read, and its key found too long.
+    const atBound = `s3://ito-test/${'k'.repeat(1024 + 80 - 's3://ito-test/'.length)}`;
+    expect(atBound).toHaveLength(1024 + 80);
+    expect(refused(atBound).message).toBe('s3 storage URI has a key longer than 1024 bytes');
     // The bound leaves room for the scheme and the longest bucket: a 1024-byte key in one is not cut short.
     const longest = `s3://${'b'.repeat(63)}/${'k'.repeat(1024)}`;
     expect(longest.length).toBeLessThanOrEqual(1024 + 80);
