@@ -77,6 +77,59 @@ export const MUTATION_MODULES = {
     tests: ['packages/dataprep/test/*.test.ts'],
     timeoutMS: 10_000,
   },
+  'run-state': {
+    mutate: ['packages/domain/src/run/run-state.ts'],
+    // Every pure domain test: the deciders' tests fold whole histories through evolveRun.
+    tests: ['packages/domain/test/*.unit.test.ts'],
+    timeoutMS: 10_000,
+  },
+  'booking-eligibility': {
+    mutate: ['packages/domain/src/booking/booking.ts'],
+    tests: ['packages/domain/test/booking.unit.test.ts'],
+    timeoutMS: 10_000,
+  },
+  'planner-refusals': {
+    // The request check, the post-training placement, and the lines of planRun and planStage that refuse a plan
+    // (the search for a layout between them included); the happy path's arithmetic is pinned by the plan tests.
+    mutate: [
+      'packages/planner/src/validate.ts',
+      'packages/planner/src/post-training.ts',
+      'packages/planner/src/plan-run.ts:28-52',
+      'packages/planner/src/plan-run.ts:88-97',
+      'packages/planner/src/parallelism.ts:119-206',
+    ],
+    tests: ['packages/planner/test/*.unit.test.ts'],
+    timeoutMS: 10_000,
+  },
+  'rollout-exchange': {
+    mutate: ['packages/domain/src/pipeline/rollout-exchange.ts', 'apps/api/src/agent/rollout-service.ts'],
+    tests: ['packages/domain/test/rollout-exchange.unit.test.ts', 'apps/api/test/rollout-exchange.int.test.ts'],
+  },
+  lifecycle: {
+    // Cancel, cleanup and restart as the API takes them.
+    mutate: ['apps/api/src/services/lifecycle-service.ts'],
+    tests: ['apps/api/test/lifecycle.int.test.ts'],
+  },
+  'cleanup-stage': {
+    // The worker's cleanup stage: checkpoints removed one by one, then the sweep of the run's prefix. Split from
+    // lifecycle, whose API tests cannot reach it; a pipeline runs it.
+    mutate: ['apps/worker/src/stages/storage-jobs.ts', 'apps/worker/src/stages/run-prefix-sweep.ts'],
+    tests: ['apps/worker/test/file-confinement.int.test.ts', 'apps/worker/test/s3-run.int.test.ts'],
+  },
+  'storage-confinement': {
+    // URI parsing (one URI, one path or key), the drivers' roots and prefixes, the file driver's prefix walk, and
+    // removal under a prefix.
+    mutate: [
+      'packages/storage/src/file-uri.ts',
+      'packages/storage/src/s3-uri.ts',
+      'packages/storage/src/prefix-removal.ts',
+      'packages/storage/src/file-driver.ts:42-45',
+      'packages/storage/src/file-driver.ts:155-207',
+      'packages/storage/src/s3-driver.ts:88-91',
+      'packages/storage/src/s3-driver.ts:209-215',
+    ],
+    tests: ['packages/storage/test/*.unit.test.ts', 'packages/storage/test/s3-driver.int.test.ts'],
+  },
   'telemetry-projections': {
     mutate: ['packages/telemetry/src/run-fold.ts', 'packages/telemetry/src/run-clock.ts', 'packages/telemetry/src/figures.ts', 'packages/telemetry/src/units.ts', 'packages/telemetry/src/segments.ts', 'packages/telemetry/src/causes.ts'],
     // The unit tests alone: with desk-telemetry.int every mutant would start the API on a fresh database and the

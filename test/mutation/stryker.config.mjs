@@ -18,6 +18,8 @@ export default {
   tsconfigFile: 'tsconfig.json',
   typescriptChecker: { prioritizePerformanceOverAccuracy: true },
   mutate: module.mutate,
+  // The CI's downloaded toolchains (a link to a shared folder in a worktree) are not needed by any test.
+  ignorePatterns: ['/.ci/downloads'],
   coverageAnalysis: 'perTest',
   concurrency: module.concurrency ?? 2,
   // Over the test's own time: 30 s for tests that start servers; pure modules set less, so a mutant that loops

@@ -190,3 +190,59 @@ describe('a run action confirmation the run has ruled out', () => {
     expect(r.status).toBe(201);
   });
 });
+
+describe('what a lifecycle mutation answers and records', () => {
+  const metadataOf = async (streamId: string) =>
+    (await api.pool.query<{ type: string; data: any; metadata: any }>('select type, data, metadata from events where stream_id = $1 order by stream_version', [streamId])).rows;
+
+  it('a cleanup lists the checkpoints it removes; each event names its actor and key; a release names the run it served', async () => {
+    const seed = await seedTenant(api);
+    const runId = await newRun(seed);
+    const uri = 's3://acme-checkpoints/code-8b-cpt/ck-7';
+    const version = (await api.pool.query('select version from runs where run_id = $1', [runId])).rows[0].version;
+    await api.ledger.transaction(async (tx) => {
+      await tx.append(`run-${runId}`, [{ type: 'CheckpointSaved', data: { run_id: runId, checkpoint_id: 'ck-7', step: 7, uri, bytes: 1, save_seconds: 1 } }], { tenantId: seed.tenant.tenant_id, expectedVersion: version });
+    });
+    const cancel = await mutation(seed, runId, 'cancel', { confirmation_ref: await runConfirmation(seed, 'run.cancel', runId), release_booking: true }, 'meta-cancel');
+    // release_booking means nothing to a cancel: no release confirmation is asked for, and the answer says nothing of cleanup.
+    expect(cancel.body.data).toStrictEqual({ run_id: runId, state: 'cancelled', events: ['CancelRequested', 'RunCancelled'] });
+    const cleanup = await mutation(
+      seed,
+      runId,
+      'cleanup',
+      { confirmation_ref: await runConfirmation(seed, 'run.cleanup', runId), release_booking: true, release_confirmation_ref: await runConfirmation(seed, 'booking.release', runId) },
+      'meta-cleanup',
+    );
+    expect(cleanup.body.data).toStrictEqual({ run_id: runId, state: 'cleaning_up', events: ['CleanupStarted'], booking_released: true, to_remove: [uri] });
+
+    const runEvents = await metadataOf(`run-${runId}`);
+    const mine = runEvents.filter((e) => ['CancelRequested', 'RunCancelled', 'CleanupStarted'].includes(e.type));
+    expect(mine.map((e) => e.metadata.idempotencyKey)).toEqual(['meta-cancel', 'meta-cancel', 'meta-cleanup']);
+    const actor = mine[0]!.metadata.actor;
+    expect(typeof actor).toBe('string');
+    expect(actor.length).toBeGreaterThan(0);
+    for (const e of mine) expect(e.metadata.actor).toBe(actor);
+    const released = (await metadataOf(`booking-${seed.bookingId}`)).at(-1)!;
+    expect(released).toMatchObject({ type: 'BookingStatusChanged', data: { status: 'released', reason: `released by cleanup of run ${runId}` }, metadata: { actor } });
+  });
+
+  it('a key used for one action cannot replay as another', async () => {
+    const seed = await seedTenant(api);
+    const runId = await newRun(seed);
+    const ref = await runConfirmation(seed, 'run.cancel', runId);
+    await mutation(seed, runId, 'cancel', { confirmation_ref: ref }, 'one-key');
+    const other = await mutation(seed, runId, 'cleanup', { confirmation_ref: ref }, 'one-key');
+    expect(other.body.error.code).toBe('idempotency_key_reused');
+  });
+
+  it('refusals say what is missing: no such run, or which field lacks the release confirmation', async () => {
+    const seed = await seedTenant(api);
+    const missing = await mutation(seed, `run_${'f'.repeat(32)}`, 'cancel', { confirmation_ref: 'cfm_x' }, 'nf-1');
+    expect([missing.body.error.code, missing.body.error.message]).toEqual(['not_found', 'no such run']);
+    const runId = await newRun(seed);
+    await mutation(seed, runId, 'cancel', { confirmation_ref: await runConfirmation(seed, 'run.cancel', runId) }, 'rf-1');
+    const noRelease = await mutation(seed, runId, 'cleanup', { confirmation_ref: await runConfirmation(seed, 'run.cleanup', runId), release_booking: true }, 'rf-2');
+    expect(noRelease.body.error.code).toBe('confirmation_required');
+    expect(noRelease.body.error.message).toMatch(/booking\.release confirmation: .* send its reference as release_confirmation_ref$/);
+  });
+});

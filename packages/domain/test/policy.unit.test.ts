@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { ItoError, parseManifest, type Manifest } from '@ito/contracts';
-import { DEFAULT_TENANT_POLICY, checkBookingUsable, checkBudget, checkCheckpointStorage, checkDataPolicy, type Booking } from '@ito/domain';
+import { DEFAULT_TENANT_POLICY, checkBudget, checkCheckpointStorage, checkDataPolicy } from '@ito/domain';
 
 const example = readFileSync(new URL('../../../examples/manifest.json', import.meta.url), 'utf8');
 function manifest(): Manifest {
@@ -50,40 +50,5 @@ describe('tenant policy', () => {
     expect(code(() => checkBudget(manifest(), 60_000.01, 0))).toBe('budget_exceeded');
     expect(code(() => checkBudget(manifest(), 100, 4000.01))).toBe('incremental_cost_exceeded');
     expect(code(() => checkBudget(manifest(), 60_000, 4000))).toBeNull();
-  });
-});
-
-describe('booking gate', () => {
-  const now = new Date('2026-12-02T12:00:00Z');
-  const booking: Booking = {
-    booking_id: 'bkg_1',
-    tenant_id: 'ten_1',
-    status: 'completed',
-    gpu: 'h200',
-    nodes: 2,
-    gpus_per_node: 8,
-    region: 'us-east-1',
-    fabric: 'infiniband',
-    term_start: new Date('2026-12-01T00:00:00Z'),
-    term_end: new Date('2026-12-31T00:00:00Z'),
-    rate_usd_per_gpu_hour: 2.5,
-    node_inventory: [],
-  };
-  const gate = (b: Booking | null, tenant = 'ten_1') => code(() => checkBookingUsable(b, tenant, 'bkg_1', now));
-  it('a completed booking in term passes', () => expect(gate(booking)).toBeNull());
-  it('missing or another tenant', () => {
-    expect(gate(null)).toBe('booking_not_found');
-    expect(gate(booking, 'ten_2')).toBe('booking_not_found');
-  });
-  it('each status fails closed with its own code', () => {
-    expect(gate({ ...booking, status: 'pending' })).toBe('booking_incomplete');
-    expect(gate({ ...booking, status: 'expired' })).toBe('booking_expired');
-    expect(gate({ ...booking, status: 'revoked' })).toBe('booking_revoked');
-    expect(gate({ ...booking, status: 'released' })).toBe('booking_released');
-  });
-  it('a term that has ended is expired even if the desk has not said so', () => expect(gate({ ...booking, term_end: now })).toBe('booking_expired'));
-  it('a term that has not begun entitles nothing yet; its first instant does', () => {
-    expect(gate({ ...booking, term_start: new Date(now.getTime() + 1) })).toBe('booking_not_started');
-    expect(gate({ ...booking, term_start: now })).toBeNull();
   });
 });
