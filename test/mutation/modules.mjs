@@ -77,6 +77,13 @@ export const MUTATION_MODULES = {
     tests: ['packages/dataprep/test/*.test.ts'],
     timeoutMS: 10_000,
   },
+  'telemetry-projections': {
+    mutate: ['packages/telemetry/src/run-fold.ts', 'packages/telemetry/src/run-clock.ts', 'packages/telemetry/src/figures.ts', 'packages/telemetry/src/units.ts', 'packages/telemetry/src/segments.ts', 'packages/telemetry/src/causes.ts'],
+    // The unit tests alone: with desk-telemetry.int every mutant would start the API on a fresh database and the
+    // module alone would take most of the half-hour budget; the unit tests pin every figure the route shows.
+    tests: ['packages/telemetry/test/*.unit.test.ts'],
+    timeoutMS: 10_000,
+  },
   'run-state': {
     mutate: ['packages/domain/src/run/run-state.ts'],
     // Every pure domain test: the deciders' tests fold whole histories through evolveRun.
@@ -129,12 +136,5 @@ export const MUTATION_MODULES = {
       'packages/storage/src/s3-driver.ts:209-215',
     ],
     tests: ['packages/storage/test/*.unit.test.ts', 'packages/storage/test/s3-driver.int.test.ts'],
-  },
-  'telemetry-projections': {
-    mutate: ['packages/telemetry/src/run-fold.ts', 'packages/telemetry/src/run-clock.ts', 'packages/telemetry/src/figures.ts', 'packages/telemetry/src/units.ts', 'packages/telemetry/src/segments.ts', 'packages/telemetry/src/causes.ts'],
-    // The unit tests alone: with desk-telemetry.int every mutant would start the API on a fresh database and the
-    // module alone would take most of the half-hour budget; the unit tests pin every figure the route shows.
-    tests: ['packages/telemetry/test/*.unit.test.ts'],
-    timeoutMS: 10_000,
   },
 };

@@ -208,6 +208,21 @@ describe('file:// storage driver', () => {
     const small = new FileStorageDriver({ maxListEntries: 3 });
     expect((await refusal(() => small.list(`file://${dir}/many/`))).reason).toBe('too_many_objects');
   });
+
+  it('visits as many entries as its bound allows, and says how many in its refusal', async () => {
+    for (let i = 0; i < 3; i++) await driver.write(uri(`three/o${i}`), Buffer.from('x'));
+    expect(await new FileStorageDriver({ maxListEntries: 3 }).list(`file://${dir}/three/`)).toHaveLength(3);
+    expect((await refusal(() => new FileStorageDriver({ maxListEntries: 2 }).list(`file://${dir}/three/`))).message).toBe('listing visited more than 2 entries');
+  });
+
+  it('lists in URI order, skips names no URI could carry, and creates nothing for a missing prefix', async () => {
+    const names = ['k', 'j', 'a', 'z', 'b', 'y', 'c', 'x', 'd', 'w'];
+    for (const n of names) await driver.write(uri(`sorted/${n}`), Buffer.from('x'));
+    await writeFile(join(dir, 'sorted', 'odd%name'), 'x');
+    expect(await driver.list(`file://${dir}/sorted/`)).toEqual([...names].sort().map((n) => uri(`sorted/${n}`)));
+    expect(await driver.list(`file://${dir}/absent/deeper/`)).toEqual([]);
+    expect(await readdir(dir)).toEqual(['sorted']);
+  });
 });
 
 describe('storage registry', () => {
