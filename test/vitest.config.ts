@@ -27,7 +27,7 @@ function workspaceAliases(): Array<{ find: RegExp; replacement: string }> {
  * through a store). The other eight (`npm run test:chaos`, one at a time) stay out. Measured on 2026-12-06 with the
  * whole folder in the suite (`ITO_TEST_CHAOS=1`, three files at a time, a mutation run on the same cores): the Node 24
  * run alone took 14 min 18 s of CI's 15, and with servers, agents and private stores side by side PostgreSQL ran out
- * of connections (`too many clients`, its default 100) and seven scenarios failed. They need the machine to themselves.
+ * of connections (`too many clients`, its default 100) and six scenarios failed. They need the machine to themselves.
  */
 const CHAOS_IN_EVERY_RUN = ['test/chaos/agent-kill.e2e.test.ts', 'test/chaos/node-returns.e2e.test.ts', 'test/chaos/torch-multinode.e2e.test.ts', 'test/chaos/ledger-checks.unit.test.ts'];
 
