@@ -88,6 +88,29 @@ export async function startCluster(opts: ClusterOptions = {}) {
   const nodeIds = new Map<string, string>();
   const credentials = new Map<string, string>();
 
+  /** Stops every process started so far and drops what was made; also what a failed start-up does before it throws. */
+  const stopAll = async (): Promise<void> => {
+    for (const p of [...agents.values()]) {
+      if (p.child.signalCode === 'SIGSTOP' || p.child.exitCode === null) p.child.kill('SIGCONT');
+      p.child.kill('SIGKILL');
+    }
+    await Promise.all([...agents.values()].map((p) => p.exited));
+    for (const s of servers) s.child.kill('SIGTERM');
+    await Promise.all(servers.map((s) => Promise.race([s.exited, new Promise((r) => setTimeout(r, 10_000))])));
+    for (const s of servers) s.child.kill('SIGKILL');
+    await db.drop().catch(() => undefined);
+    rmSync(dir, { recursive: true, force: true });
+  };
+  /** A start-up step: if it fails, nothing this cluster started is left running (the test never got a cluster to stop). */
+  const guarded = async <T>(step: () => Promise<T>): Promise<T> => {
+    try {
+      return await step();
+    } catch (err) {
+      await stopAll();
+      throw err;
+    }
+  };
+
   const startServer = async (roles: string[], i = servers.length): Promise<Proc> => {
     const p = startProcess(`ito-server ${roles.join(',') || 'all'} #${i}`, SERVER, ['start', ...roles.flatMap((r) => ['--role', r])], serverEnv(i));
     servers.push(p);
@@ -95,22 +118,22 @@ export async function startCluster(opts: ClusterOptions = {}) {
   };
   for (const [i, roles] of (opts.servers ?? [[]]).entries()) await startServer(roles, i);
   const apiServer = servers.find((_, i) => (opts.servers ?? [[]])[i]!.length === 0 || (opts.servers ?? [[]])[i]!.includes('api'))!;
-  await waitReady(url, apiServer);
+  await guarded(() => waitReady(url, apiServer));
 
   const admin = async (args: string[]) => {
     const r = await runCli([...args, '--json'], { entry: ITO_ADMIN, env: { ITO_DATABASE_URL: db.url, ITO_HOME: join(dir, 'admin') } });
     if (r.code !== 0) throw new Error(`ito-admin ${args.join(' ')}: ${r.stdout} ${r.stderr}`);
     return r.json().data;
   };
-  const tenant = await admin(['tenant', 'create', '--name', 'acme', '--requester-principal', 'ml@acme', '--approver-principal', 'finance@acme']);
-  await opts.setup?.(admin, tenant.tenant_id);
+  const tenant = await guarded(() => admin(['tenant', 'create', '--name', 'acme', '--requester-principal', 'ml@acme', '--approver-principal', 'finance@acme']));
+  await guarded(async () => opts.setup?.(admin, tenant.tenant_id));
   const now = Date.now();
   const planned = opts.nodes ?? 2;
-  const booking = await admin([
+  const booking = await guarded(() => admin([
     'booking', 'create', '--tenant', tenant.tenant_id, '--gpu', 'h200', '--nodes', String(planned), '--gpus-per-node', '8', '--region', 'us-east-1',
     '--fabric', 'infiniband', '--term-start', new Date(now - 3600_000).toISOString(), '--term-end', new Date(now + 30 * 86400_000).toISOString(),
     '--rate-usd-per-gpu-hour', '2.5',
-  ]);
+  ]));
 
   const startAgent = (name: string, extra: Record<string, string> = {}): Proc => {
     const p = startProcess(`ito-agent ${name}`, AGENT, opts.agentArgs?.(name) ?? ['--executor', 'simulated', '--progress-interval-ms', '100'], {
@@ -127,7 +150,7 @@ export async function startCluster(opts: ClusterOptions = {}) {
   };
   const names = Array.from({ length: planned + (opts.spares ?? 0) }, (_, i) => `gpu-${String(i + 1).padStart(2, '0')}`);
   // Registered side by side (each is a CLI process), then started in name order.
-  const registered = await Promise.all(names.map((name) => admin(['node', 'register', '--booking', booking.booking_id, '--name', name])));
+  const registered = await guarded(() => Promise.all(names.map((name) => admin(['node', 'register', '--booking', booking.booking_id, '--name', name]))));
   for (const [i, name] of names.entries()) {
     nodeIds.set(name, registered[i].node_id);
     credentials.set(name, registered[i].node_credential);
@@ -213,18 +236,7 @@ export async function startCluster(opts: ClusterOptions = {}) {
     /** The shared ledger assertions (support/ledger-checks.ts) for this cluster's run; [] when the ledger is whole. */
     ledgerFindings: (runId: string, ends: LedgerExpectations['ends'] = { event: 'RunSucceeded', state: 'succeeded' }) =>
       ledgerFindings(db.url, { runId, tenantId: tenant.tenant_id, ends, acknowledged: acknowledged.values() }),
-    async stop() {
-      for (const p of [...agents.values()]) {
-        if (p.child.signalCode === 'SIGSTOP' || p.child.exitCode === null) p.child.kill('SIGCONT');
-        p.child.kill('SIGKILL');
-      }
-      await Promise.all([...agents.values()].map((p) => p.exited));
-      for (const s of servers) s.child.kill('SIGTERM');
-      await Promise.all(servers.map((s) => Promise.race([s.exited, new Promise((r) => setTimeout(r, 10_000))])));
-      for (const s of servers) s.child.kill('SIGKILL');
-      await db.drop().catch(() => undefined);
-      rmSync(dir, { recursive: true, force: true });
-    },
+    stop: stopAll,
   };
 }
 
