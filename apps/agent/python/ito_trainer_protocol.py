@@ -229,6 +229,17 @@ def progress(step, tokens, elapsed_s, loss=None, throughput_tokens_per_s=None, m
     _emit(line)
 
 
+def _emit_checkpoint(line, save_seconds, async_save, final, elapsed_s):
+    """The fields a checkpoint line and a checkpoint file line share, then the line."""
+    line["save_seconds"] = _number("save_seconds", save_seconds)
+    line["async"] = bool(async_save)
+    if final:
+        line["final"] = True
+    if elapsed_s is not None:
+        line["elapsed_s"] = _number("elapsed_s", elapsed_s)
+    _emit(line)
+
+
 def checkpoint(step, uri, nbytes, save_seconds, async_save=False, final=False, elapsed_s=None):
     """A checkpoint that is fully written and can be restored from. `final` only for the one a stop asked for."""
     line = {
@@ -236,14 +247,8 @@ def checkpoint(step, uri, nbytes, save_seconds, async_save=False, final=False, e
         "step": _count("step", step),
         "uri": str(uri),
         "bytes": _count("nbytes", nbytes),
-        "save_seconds": _number("save_seconds", save_seconds),
-        "async": bool(async_save),
     }
-    if final:
-        line["final"] = True
-    if elapsed_s is not None:
-        line["elapsed_s"] = _number("elapsed_s", elapsed_s)
-    _emit(line)
+    _emit_checkpoint(line, save_seconds, async_save, final, elapsed_s)
 
 
 def checkpoint_file(step, path, save_seconds, async_save=False, final=False, elapsed_s=None):
@@ -253,14 +258,8 @@ def checkpoint_file(step, path, save_seconds, async_save=False, final=False, ela
         "type": "checkpoint_file",
         "step": _count("step", step),
         "path": str(path),
-        "save_seconds": _number("save_seconds", save_seconds),
-        "async": bool(async_save),
     }
-    if final:
-        line["final"] = True
-    if elapsed_s is not None:
-        line["elapsed_s"] = _number("elapsed_s", elapsed_s)
-    _emit(line)
+    _emit_checkpoint(line, save_seconds, async_save, final, elapsed_s)
 
 
 def restored(step, nbytes, restore_seconds):

@@ -19,7 +19,7 @@ let store: S3StorageDriver;
 let dir: string;
 const logs: string[] = [];
 const registry = () => new StorageRegistry([new FileStorageDriver(), new S3StorageDriver(s3.options())]);
-const limits = (maxDataBytes = 1 << 20) => ({ maxBytes: maxDataBytes, maxDataBytes, timeoutMs: 20_000 });
+const limits = (maxDataBytes = 1 << 20) => ({ maxDataBytes, timeoutMs: 20_000 });
 
 beforeAll(async () => {
   s3 = await startS3Server(['ito-data']);

@@ -2,7 +2,7 @@ import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { TaskSpec } from '@ito/contracts';
 import type { StorageRegistry } from '@ito/storage';
-import { downloadFile, TransferError, type TransferLimits } from './checkpoint-transfer.js';
+import { downloadFile, TransferError } from './checkpoint-transfer.js';
 
 /** Where the agent puts the run's prepared data, inside the task's directory (`ITO_DATA_DIR`). */
 export const DATA_DIR = 'data';
@@ -10,9 +10,11 @@ export const DATA_DIR = 'data';
 /** The shards a trainer reads: data prep's JSON lines and plain text, never its reports or hidden files. */
 const SHARD = /\/[^/.][^/]*\.(jsonl|txt)$/;
 
-export interface PreparedDataLimits extends TransferLimits {
+export interface PreparedDataLimits {
   /** The most bytes of prepared data one task may take onto the node; shards past it are left in storage. */
   maxDataBytes: number;
+  /** Wall ms for all of the task's shards together. */
+  timeoutMs: number;
 }
 
 /**

@@ -156,7 +156,7 @@ export class ProcessExecutor implements Executor {
       let restoring: Record<string, string>;
       try {
         restoring = await staging.stageIn();
-        const limits = { maxBytes: this.opts.maxDataBytes, maxDataBytes: this.opts.maxDataBytes, timeoutMs: this.opts.transferTimeoutMs };
+        const limits = { maxDataBytes: this.opts.maxDataBytes, timeoutMs: this.opts.transferTimeoutMs };
         Object.assign(restoring, await stagePreparedData(assignment.spec, taskDir, this.opts.storage, limits, (line) => events.log(line)));
       } catch (err) {
         return failed((err as Error).message);

@@ -266,11 +266,10 @@ export function createAdminService(deps: { pool: pg.Pool; logger?: Logger; ledge
     async revokeNode(input: { nodeId: string }) {
       requireId('node', input.nodeId, 'node');
       return ledger.transaction(async (tx) => {
-        const revokedAt = await revokeNodeCredential(tx.client, input.nodeId, now());
-        if (!revokedAt) throw new ItoError('not_found', `node ${input.nodeId} not found`);
-        const { rows } = await tx.client.query<{ tenant_id: string }>('select tenant_id from nodes where node_id = $1', [input.nodeId]);
-        await tx.append(`node-${input.nodeId}`, [{ type: 'NodeCredentialRevoked', data: { node_id: input.nodeId } }], { tenantId: rows[0]!.tenant_id, expectedVersion: 'any' });
-        return { node_id: input.nodeId, revoked_at: revokedAt.toISOString() };
+        const revoked = await revokeNodeCredential(tx.client, input.nodeId, now());
+        if (!revoked) throw new ItoError('not_found', `node ${input.nodeId} not found`);
+        await tx.append(`node-${input.nodeId}`, [{ type: 'NodeCredentialRevoked', data: { node_id: input.nodeId } }], { tenantId: revoked.tenant_id, expectedVersion: 'any' });
+        return { node_id: input.nodeId, revoked_at: revoked.revoked_at.toISOString() };
       });
     },
 
