@@ -1,6 +1,7 @@
 import { BatteryError, parseBattery, type Battery } from '@ito/dataprep';
 import { isStorageError, type StorageRegistry } from '@ito/storage';
-import type { EvalBatteryRegistry, RegisteredBattery } from './battery-registry.js';
+import type { RegisteredBattery } from './battery-lookup.js';
+import type { EvalBatteryRegistry } from './battery-registry.js';
 
 /**
  * A registered battery's items as a worker fetched them: `not_registered` when no registration names it,

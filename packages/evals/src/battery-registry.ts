@@ -1,8 +1,9 @@
 import { ItoError } from '@ito/contracts';
-import { EVAL_BATTERY_REGISTERED, EVAL_BATTERY_TENANT_ID, evalBatteryObjectUri, evalBatteryStreamId, isEvalBatteryName, type EvalBatteryRegisteredEvent } from '@ito/domain';
+import { EVAL_BATTERY_REGISTERED, EVAL_BATTERY_TENANT_ID, evalBatteryObjectUri, evalBatteryStreamId, type EvalBatteryRegisteredEvent } from '@ito/domain';
 import { VersionConflictError, type Ledger } from '@ito/ledger';
 import type { StorageRegistry } from '@ito/storage';
 import { checkBatteryFile } from './battery-file.js';
+import { lookupEvalBattery, type RegisteredBattery } from './battery-lookup.js';
 
 /** The queries the registry runs outside the ledger (the list of every registration). */
 export interface Queryable {
@@ -17,10 +18,6 @@ export interface EvalBatteryRegistryDeps {
   operatorStorage: string;
 }
 
-export interface RegisteredBattery extends EvalBatteryRegisteredEvent {
-  registered_at: string;
-}
-
 /** Registrations listed at most; a registry this large is not one an operator reads on a terminal. */
 const MAX_LISTED = 10_000;
 
@@ -33,12 +30,7 @@ const MAX_LISTED = 10_000;
 export function createEvalBatteryRegistry(deps: EvalBatteryRegistryDeps) {
   const uriOf = (sha256: string) => evalBatteryObjectUri(deps.operatorStorage, sha256);
 
-  async function lookup(name: string): Promise<RegisteredBattery | null> {
-    if (!isEvalBatteryName(name)) return null;
-    const [event] = await deps.ledger.readStream(evalBatteryStreamId(name), { tenantId: EVAL_BATTERY_TENANT_ID });
-    if (!event || event.type !== EVAL_BATTERY_REGISTERED) return null;
-    return { ...(event.data as unknown as EvalBatteryRegisteredEvent), registered_at: event.recordedAt.toISOString() };
-  }
+  const lookup = (name: string): Promise<RegisteredBattery | null> => lookupEvalBattery(deps.ledger, name);
 
   /** Whether any registration names this digest (another name may share an object). */
   async function digestInUse(sha256: string): Promise<boolean> {
