@@ -85,21 +85,25 @@ describe('checkpoint.prune', () => {
   it('records a checkpoint already gone as not existed, and a simulated one without touching storage', async () => {
     const run = await store.newRun(storageOf('prune-gone'), { keepLast: 1 });
     // The simulated executor never wrote step-100; a file of that name is someone else's and stays.
-    const [simulated, gone, kept] = await store.saveCheckpoints(run, [
+    const [simulated, gone, real, kept] = await store.saveCheckpoints(run, [
       { name: 'pretrain/step-100', simulated: true },
       { name: 'pretrain/step-200' },
-      { name: 'pretrain/step-300', bytes: 'kept' },
+      { name: 'pretrain/step-300', bytes: 'real' },
+      { name: 'pretrain/step-400', bytes: 'kept' },
     ]);
     writeFile(simulated!.uri, 'not the run`s');
     const res = store.resources();
     const v = await store.versionOf(run);
+    // A real checkpoint after a simulated one is removed: each is pruned by what it was.
+    expect(await prune(res, run, real!)).toBe(`pruned ${real!.checkpoint_id}`);
     expect(await prune(res, run, simulated!)).toBe(`pruned ${simulated!.checkpoint_id}`);
     expect(await prune(res, run, gone!)).toBe(`pruned ${gone!.checkpoint_id}`);
     expect((await store.eventsOf(run, v + 1)).map((e) => e.data)).toEqual([
+      { run_id: run.runId, checkpoint_id: real!.checkpoint_id, uri: real!.uri, reason: 'keep_last', existed: true },
       { run_id: run.runId, checkpoint_id: simulated!.checkpoint_id, uri: simulated!.uri, reason: 'keep_last', existed: false },
       { run_id: run.runId, checkpoint_id: gone!.checkpoint_id, uri: gone!.uri, reason: 'keep_last', existed: false },
     ]);
-    expect(files(pathOf(run))).toEqual(['pretrain/step-100', 'pretrain/step-300']);
+    expect(files(pathOf(run))).toEqual(['pretrain/step-100', 'pretrain/step-400']);
     expect(readFileSync(fileURLToPath(simulated!.uri), 'utf8')).toBe('not the run`s');
     expect(await keptIds(run)).toEqual([kept!.checkpoint_id]);
   });
@@ -259,6 +263,65 @@ describe('run.cleanup', () => {
       storage: { prefix: run.prefix, objects: 1, bytes: 6 },
     });
     expect(files(join(grant, 'cleanup-elsewhere'))).toEqual([]);
+  });
+
+  it('a checkpoint someone else removed after the listing is missing, and not counted in the sweep', async () => {
+    const run = await store.newRun(storageOf('cleanup-raced'));
+    const [c1, c2] = await store.saveCheckpoints(run, [
+      { name: 'pretrain/step-100', bytes: 'raced' },
+      { name: 'pretrain/step-200', bytes: 'mine' },
+    ]);
+    await store.startCleanup(run);
+    // A prune job that was already running removes step-100 between cleanup's listing and its own removal.
+    const raced = removerWith(storageCheckpointRemover(defaultStorageRegistry()), (uri) => (uri === c1!.uri ? void rmSync(fileURLToPath(uri)) : undefined));
+    const v = await store.versionOf(run);
+    expect(await cleanup(store.resources({ checkpoints: raced }), run)).toBe('removed 1 checkpoint(s)');
+    expect((await cleanupRecord(run, v + 1)).completed).toEqual({
+      run_id: run.runId,
+      removed: [c2!.uri],
+      missing: [c1!.uri],
+      booking_released: false,
+      storage: { prefix: run.prefix, objects: 1, bytes: 4 },
+    });
+  });
+
+  it('a listing the driver will not finish (too many entries) fails the job before anything is removed or recorded', async () => {
+    const run = await store.newRun(storageOf('cleanup-bound'));
+    await store.saveCheckpoints(run, [
+      { name: 'pretrain/step-100', bytes: 'one' },
+      { name: 'pretrain/step-200', bytes: 'two' },
+      { name: 'pretrain/step-300', bytes: 'three' },
+    ]);
+    await store.startCleanup(run);
+    const v = await store.versionOf(run);
+    const bounded = new StorageRegistry([new FileStorageDriver({ maxListEntries: 3 })]);
+    await expect(cleanup(store.resources({ storage: bounded }), run)).rejects.toMatchObject({ reason: 'too_many_objects' });
+    expect(await store.versionOf(run)).toBe(v);
+    expect(files(pathOf(run))).toEqual(['pretrain/step-100', 'pretrain/step-200', 'pretrain/step-300']);
+  });
+
+  it('a prefix grown past the listing bound during cleanup fails the job at the sweep; nothing is recorded, the retry finds the rest', async () => {
+    const run = await store.newRun(storageOf('cleanup-grown'));
+    const [c1] = await store.saveCheckpoints(run, [{ name: 'pretrain/step-100', bytes: 'one' }]);
+    await store.startCleanup(run);
+    const bounded = new StorageRegistry([new FileStorageDriver({ maxListEntries: 4 })]);
+    const grow = removerWith(storageCheckpointRemover(bounded), () => {
+      for (let i = 0; i < 5; i++) writeFile(`${run.prefix}reports/late-${i}.json`, '{}');
+    });
+    const v = await store.versionOf(run);
+    await expect(cleanup(store.resources({ storage: bounded, checkpoints: grow }), run)).rejects.toMatchObject({ reason: 'too_many_objects' });
+    expect(await store.versionOf(run)).toBe(v);
+    expect(files(pathOf(run))).toEqual(['reports/late-0.json', 'reports/late-1.json', 'reports/late-2.json', 'reports/late-3.json', 'reports/late-4.json']);
+    // The retry (with a listing bound that holds them) records the checkpoint missing and sweeps the rest.
+    expect(await cleanup(store.resources(), run)).toBe('removed 0 checkpoint(s)');
+    expect((await cleanupRecord(run, v + 1)).completed).toEqual({
+      run_id: run.runId,
+      removed: [],
+      missing: [c1!.uri],
+      booking_released: false,
+      storage: { prefix: run.prefix, objects: 5, bytes: 10 },
+    });
+    expect(files(pathOf(run))).toEqual([]);
   });
 
   it('two workers cleaning up at once complete it once; the second answers not needed', async () => {
