@@ -118,10 +118,12 @@ export const MUTATION_MODULES = {
     tests: ['apps/api/test/lifecycle.int.test.ts'],
   },
   'cleanup-stage': {
-    // The worker's cleanup stage: checkpoints removed one by one, then the sweep of the run's prefix. Split from
-    // lifecycle, whose API tests cannot reach it; a pipeline runs it.
+    // The worker's prune and cleanup jobs: checkpoints removed one by one, then the sweep of the run's prefix. Split
+    // from lifecycle, whose API tests cannot reach it. Its own test drives both jobs on runs written by hand (a
+    // second or two); the pipeline tests that also reach it (file-confinement, s3-run, pipeline-faults) run whole
+    // pipelines per mutant and pin nothing it does not.
     mutate: ['apps/worker/src/stages/storage-jobs.ts', 'apps/worker/src/stages/run-prefix-sweep.ts'],
-    tests: ['apps/worker/test/file-confinement.int.test.ts', 'apps/worker/test/s3-run.int.test.ts'],
+    tests: ['apps/worker/test/storage-jobs.int.test.ts'],
   },
   'storage-confinement': {
     // URI parsing (one URI, one path or key), the drivers' roots and prefixes, the file driver's prefix walk, and

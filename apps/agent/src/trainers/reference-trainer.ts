@@ -8,7 +8,7 @@ import { parseReferenceOptions, timeScaleOf, USAGE, UsageError, type ReferenceOp
 import { Random } from './random.js';
 import { drawBatch, heldOutSet } from './synthetic-data.js';
 import { evaluate, freshAdam, initialParameters, trainStep } from './tiny-model.js';
-import { BadTaskError, emit, readTask, StopListener } from './trainer-io.js';
+import { BadTaskError, emit, exitWhenWritten, readTask, StopListener } from './trainer-io.js';
 import { evaluatePolicy, runPostTraining } from './post-training/index.js';
 
 /**
@@ -192,10 +192,10 @@ function pause(ms: number): Promise<void> {
 }
 
 main().then(
-  (code) => process.exit(code),
+  (code) => exitWhenWritten(code),
   (err: unknown) => {
     const usage = err instanceof UsageError;
     process.stderr.write(`reference-trainer: ${err instanceof Error ? err.message : 'failed'}\n${usage ? `${USAGE}\n` : ''}`);
-    process.exit(usage || err instanceof BadTaskError ? 2 : 1);
+    exitWhenWritten(usage || err instanceof BadTaskError ? 2 : 1);
   },
 );

@@ -24,9 +24,29 @@ export async function readTask(path: string): Promise<Assignment> {
   return parsed.data;
 }
 
-/** One protocol line on stdout. Writes to a pipe are synchronous on Linux, so a line is out before an exit. */
+/**
+ * One protocol line on stdout. Not necessarily written yet when this returns: the agent reads a trainer's stdout
+ * through a socket pair, which takes a write at once only while it has room, and a line that finds it full waits
+ * in this process until the agent reads. End the process with {@link exitWhenWritten}, never `process.exit`.
+ */
 export function emit(line: TrainerLine): void {
   process.stdout.write(`${JSON.stringify(line)}\n`);
+}
+
+/**
+ * Exits with `code` once everything written to stdout and stderr so far has left this process. `process.exit`
+ * drops what is still waiting: behind an agent slow to read (a loaded node), a finished stage lost its last
+ * progress lines and its final checkpoint line, and so completed without a checkpoint for the next stage.
+ */
+export function exitWhenWritten(code: number): void {
+  process.exitCode = code;
+  let waiting = 2;
+  // A write's callback runs once the writes queued before it are out (or failed: a gone agent ends the wait too).
+  const written = () => {
+    if (--waiting === 0) process.exit(code);
+  };
+  process.stdout.write('', written);
+  process.stderr.write('', written);
 }
 
 const REPLY_TYPES = new Set(['rollout_ack', 'policy_ack', 'batches', 'exchange_refused']);
