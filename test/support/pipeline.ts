@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
-import { Agent, type Executor } from '@ito/agent';
+import { Agent, HostHeartbeats, type Executor } from '@ito/agent';
 import { AgentApi, ItoClient } from '@ito/client';
 import { createLogger } from '@ito/config';
 import { manifestDigest, type Rendezvous } from '@ito/contracts';
@@ -20,7 +20,10 @@ export type BackendKind = 'redis' | 'postgres';
  * pipeline's BullMQ workers on the chosen backend, and the orchestrator relay. Agents are real `Agent`s talking
  * HTTP to the API with node credentials; only what runs a task on a node is chosen by the test.
  */
-export async function startPipeline(backend: BackendKind, opts: { heartbeatIntervalS?: number; relay?: boolean; storage?: StorageRegistry } = {}) {
+export async function startPipeline(
+  backend: BackendKind,
+  opts: { heartbeatIntervalS?: number; relay?: boolean; storage?: StorageRegistry; /** The agents beat as one host: one batched request per interval. */ batchHeartbeats?: boolean } = {},
+) {
   const api = await startApi({ agent: { heartbeatIntervalS: opts.heartbeatIntervalS ?? 1, heartbeatMisses: 3 } });
   const db = new URL(api.pool.options.connectionString!);
   const cfg: QueueBackendConfig =
@@ -47,11 +50,14 @@ export async function startPipeline(backend: BackendKind, opts: { heartbeatInter
   const relay: Relay | null =
     opts.relay === false ? null : startRelay(api.ledger, orchestratorProjection(evaluator), evaluator, logger, { listenOn: { pool: api.pool, channel: RUN_EVENTS_CHANNEL } });
   const agents: Agent[] = [];
+  const host = opts.batchHeartbeats ? new HostHeartbeats() : null;
 
   async function startAgent(nodeCredential: string, executor: Executor, rendezvous: Rendezvous | null = null): Promise<Agent> {
     const http = new ItoClient({ baseUrl: api.url, credential: nodeCredential, timeoutMs: 40_000, backoff: { baseMs: 50, maxMs: 500 } });
+    const agentApi = new AgentApi(http);
     const agent = new Agent({
-      api: new AgentApi(http),
+      api: agentApi,
+      ...(host ? { heartbeat: host.sender(nodeCredential, agentApi) } : {}),
       executor,
       logger,
       version: 'test',

@@ -1,0 +1,55 @@
+import { ItoError, type AgentHeartbeatsBody, type BatchedBeatAnswer, type HeartbeatsAnswer } from '@ito/contracts';
+import { authenticate } from '../auth/authenticate.js';
+import type { Resources } from '../resources.js';
+import { beatOf, tasksToStop, type NodePrincipal } from './agent-service.js';
+
+type Verdict = { node: NodePrincipal } | { refused: 'unauthenticated' | 'credential_revoked' };
+
+/**
+ * `POST /v1/agent/heartbeats`: the beats of several nodes on one agent host in one request. Each beat is
+ * authenticated by its own node credential, as a single heartbeat is by its bearer header (from the process's
+ * credential cache, so a known node costs no read), and speaks only for that node. A beat whose credential is
+ * unknown or revoked is refused alone, in its place in the answer; the others are recorded, in the liveness
+ * writer's batches, before the answer is sent. `refusedBeats` is told how many were refused (the caller's
+ * failed-authentication budget counts a batch with any refused beat as one failure).
+ */
+export async function heartbeats(res: Resources, body: AgentHeartbeatsBody, refusedBeats: (n: number) => void): Promise<HeartbeatsAnswer> {
+  const verdicts = await Promise.all(body.beats.map((b) => verify(res, b.credential)));
+  const nodes = new Set<string>();
+  for (const v of verdicts) {
+    if (!('node' in v)) continue;
+    // Two credentials of one node cannot both be current; refused whole, before anything is written.
+    if (nodes.has(v.node.nodeId)) throw new ItoError('validation_failed', 'body: beats: each node beats at most once per batch');
+    nodes.add(v.node.nodeId);
+  }
+  const now = res.now();
+  const recorded: Array<Promise<void>> = [];
+  let refused = 0;
+  for (let i = 0; i < verdicts.length; i++) {
+    const v = verdicts[i]!;
+    if ('node' in v) recorded.push(res.liveness.record(beatOf(v.node, body.beats[i]!, now)));
+    else refused++;
+  }
+  await Promise.all(recorded);
+  if (recorded.length > 0) res.metrics.heartbeatsIngested.inc(recorded.length);
+  if (refused > 0) refusedBeats(refused);
+  const beats = await Promise.all(
+    verdicts.map(async (v, i): Promise<BatchedBeatAnswer> => {
+      if (!('node' in v)) return { ok: false, error: { code: v.refused, message: v.refused === 'credential_revoked' ? 'this node credential was revoked' : 'unknown credential' } };
+      return { ok: true, node_id: v.node.nodeId, ...(await tasksToStop(res, v.node, body.beats[i]!.tasks)) };
+    }),
+  );
+  return { interval_s: res.agent.heartbeatIntervalS, beats };
+}
+
+/** One beat's credential, as the bearer header of a single heartbeat is checked; its refusal stays the beat's. */
+async function verify(res: Resources, credential: string): Promise<Verdict> {
+  try {
+    const principal = await authenticate(res.pool, `Bearer ${credential}`, res.nodeCredentials);
+    if (principal?.kind === 'node') return { node: principal };
+    return { refused: 'unauthenticated' };
+  } catch (err) {
+    if (err instanceof ItoError && (err.code === 'unauthenticated' || err.code === 'credential_revoked')) return { refused: err.code };
+    throw err;
+  }
+}
