@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
-import { Agent, HostHeartbeats, type Executor } from '@ito/agent';
+import { Agent, type Executor, type HeartbeatSender } from '@ito/agent';
 import { AgentApi, ItoClient } from '@ito/client';
 import { createLogger } from '@ito/config';
 import { manifestDigest, type Rendezvous } from '@ito/contracts';
@@ -22,7 +22,13 @@ export type BackendKind = 'redis' | 'postgres';
  */
 export async function startPipeline(
   backend: BackendKind,
-  opts: { heartbeatIntervalS?: number; relay?: boolean; storage?: StorageRegistry; /** The agents beat as one host: one batched request per interval. */ batchHeartbeats?: boolean } = {},
+  opts: {
+    heartbeatIntervalS?: number;
+    relay?: boolean;
+    storage?: StorageRegistry;
+    /** Where each agent's beats go (a host's batch, `HostHeartbeats.sender`); absent: the single-node route. */
+    heartbeatSender?: (nodeCredential: string, api: AgentApi) => HeartbeatSender;
+  } = {},
 ) {
   const api = await startApi({ agent: { heartbeatIntervalS: opts.heartbeatIntervalS ?? 1, heartbeatMisses: 3 } });
   const db = new URL(api.pool.options.connectionString!);
@@ -50,14 +56,13 @@ export async function startPipeline(
   const relay: Relay | null =
     opts.relay === false ? null : startRelay(api.ledger, orchestratorProjection(evaluator), evaluator, logger, { listenOn: { pool: api.pool, channel: RUN_EVENTS_CHANNEL } });
   const agents: Agent[] = [];
-  const host = opts.batchHeartbeats ? new HostHeartbeats() : null;
 
   async function startAgent(nodeCredential: string, executor: Executor, rendezvous: Rendezvous | null = null): Promise<Agent> {
     const http = new ItoClient({ baseUrl: api.url, credential: nodeCredential, timeoutMs: 40_000, backoff: { baseMs: 50, maxMs: 500 } });
     const agentApi = new AgentApi(http);
     const agent = new Agent({
       api: agentApi,
-      ...(host ? { heartbeat: host.sender(nodeCredential, agentApi) } : {}),
+      ...(opts.heartbeatSender ? { heartbeat: opts.heartbeatSender(nodeCredential, agentApi) } : {}),
       executor,
       logger,
       version: 'test',
