@@ -73,6 +73,8 @@ describe('batched heartbeats', () => {
     ]);
     expect((await livenessOf([good!.node_id, revoked!.node_id])).map((r) => r.node_id)).toEqual([good!.node_id]);
     expect(JSON.stringify(answer.body)).not.toContain(unknown.slice(7, 20));
+    // No credential of a batch reaches the server's log, refused or not.
+    for (const secret of [good!.node_credential, revoked!.node_credential, unknown]) expect(api.logLines.join('')).not.toContain(secret.slice(7));
     // The carrier's own credential is the request's: a revoked one refuses the whole request, writing nothing.
     const whole = await batch(revoked!.node_credential, [beatOf(good!.node_credential)]);
     expect([whole.status, whole.body.error.code]).toEqual([401, 'credential_revoked']);
