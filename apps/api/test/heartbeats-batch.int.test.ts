@@ -14,7 +14,7 @@ let api: Api;
 let seed: Seed;
 let node = 0;
 beforeAll(async () => {
-  api = await startApi({ heartbeatAdmission: { inFlight: 4 } });
+  api = await startApi({ heartbeatAdmission: { inFlight: 4 }, authFailureLimit: { max: 24, timeWindowMs: 60_000 } });
   seed = await seedTenant(api);
 });
 afterAll(async () => api?.close());
@@ -140,5 +140,23 @@ describe('batched heartbeats', () => {
     // The beats are free again: the shed batch is admitted on its next interval.
     expect((await batch(nodes[3]!.node_credential, nodes.slice(3, 5).map((n) => beatOf(n.node_credential)))).status).toBe(200);
     expect((await livenessOf(ids)).map((r) => r.node_id)).toEqual([...ids].sort());
+  });
+
+  // Last: it spends this address's budget of failed authentications for the rest of the window.
+  it('counts every refused beat against the address’s failed-authentication budget, as single heartbeats would be', async () => {
+    const [carrier] = await register(1);
+    // Batches of four unknown credentials (all this process admits at once): 24 refused beats spend the budget.
+    let batches = 0;
+    for (; batches < 6; batches++) {
+      const r = await batch(carrier!.node_credential, Array.from({ length: 4 }, () => beatOf(newSecret('nc'))));
+      if (r.status !== 200) break;
+      expect(r.body.data.beats.every((b: { ok: boolean }) => !b.ok)).toBe(true);
+    }
+    expect(batches).toBeGreaterThan(0);
+    const before = await liveness();
+    const next = await batch(carrier!.node_credential, [beatOf(carrier!.node_credential)]);
+    expect([next.status, next.body.error.code]).toEqual([429, 'rate_limited']);
+    expect(Number(next.headers.get('retry-after'))).toBeGreaterThan(0);
+    expect(await liveness()).toEqual(before);
   });
 });

@@ -10,8 +10,9 @@ type Verdict = { node: NodePrincipal } | { refused: 'unauthenticated' | 'credent
  * authenticated by its own node credential, as a single heartbeat is by its bearer header (from the process's
  * credential cache, so a known node costs no read), and speaks only for that node. A beat whose credential is
  * unknown or revoked is refused alone, in its place in the answer; the others are recorded, in the liveness
- * writer's batches, before the answer is sent. `refusedBeats` is told how many were refused (the caller's
- * failed-authentication budget counts a batch with any refused beat as one failure).
+ * writer's batches, before the answer is sent. `refusedBeats` is told how many were refused: each spends the
+ * caller's failed-authentication budget as a single heartbeat with that credential would, so a batch is no way
+ * to try more credentials than single requests could.
  */
 export async function heartbeats(res: Resources, body: AgentHeartbeatsBody, refusedBeats: (n: number) => void): Promise<HeartbeatsAnswer> {
   const verdicts = await Promise.all(body.beats.map((b) => verify(res, b.credential)));

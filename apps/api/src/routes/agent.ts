@@ -81,7 +81,8 @@ export function registerAgentRoutes(app: FastifyInstance, res: Resources, regist
     admissionUnits: beatsIn,
     body: agentHeartbeatsBody,
     certainBody: certainHeartbeats,
-    handler: async ({ req, body }) => ({ data: await heartbeats(res, body, () => res.authFailures.record(req.ip)) }),
+    // Each refused beat spends the address's failed-authentication budget as a single heartbeat's would.
+    handler: async ({ req, body }) => ({ data: await heartbeats(res, body, (refused) => Array.from({ length: refused }, () => res.authFailures.record(req.ip))) }),
   });
 
   defineRoute(app, res, registry, {
