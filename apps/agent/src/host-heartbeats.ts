@@ -5,7 +5,10 @@ import type { AgentApi } from '@ito/client';
 export type HeartbeatSender = (body: AgentHeartbeatBody) => Promise<Envelope<HeartbeatAnswer>>;
 
 export interface HostHeartbeatsOptions {
-  /** How long the first beat of a batch waits for the others of the host. @defaultValue 25 */
+  /**
+   * How long the first beat of a batch waits for the host's other agents at most; the batch goes as soon as
+   * every agent still beating has a beat in it. @defaultValue 250
+   */
   windowMs?: number;
 }
 
@@ -22,14 +25,18 @@ const REFUSED = new Set(['unauthenticated', 'credential_revoked', 'forbidden']);
 /**
  * The heartbeats of every node agent one process runs on one host, sent as one `POST /v1/agent/heartbeats` per
  * interval instead of one request per node: each beat carries its node's own credential, and each agent gets
- * back exactly the answer a single heartbeat would have given it. Agents beat again one interval after their
- * answer, so agents answered by one batch stay in step and keep beating together; a beat that arrives while a
- * batch is gathering joins it. The request itself is carried with the credential of one of the batch's nodes;
- * if the API refuses that credential, the next node's carries it.
+ * back exactly the answer a single heartbeat would have given it. A batch goes when every agent still beating
+ * (one that was in either of the last two batches, or has not beaten yet) has its beat in it, or `windowMs` after
+ * its first beat. Agents beat again one interval after their answer, so agents answered by one batch stay in
+ * step: after the first batch, which may hold a beat up to `windowMs` (a fraction of an interval; a node is lost
+ * only after several), each batch goes as soon as the last agent's beat arrives. The request is carried with the
+ * credential of one of the batch's nodes; if the API refuses that credential, the next node's carries it.
  */
 export class HostHeartbeats {
   private pending: Pending[] = [];
   private timer: NodeJS.Timeout | undefined;
+  /** Every agent's node credential, with how many batches in a row went without its beat. */
+  private readonly missed = new Map<string, number>();
   /** Nodes whose credential the API refused as a carrier: never asked to carry again. */
   private readonly refusedCarriers = new Set<string>();
 
@@ -37,12 +44,20 @@ export class HostHeartbeats {
 
   /** The sender for one node's agent: `api` is that node's own client, `credential` its node credential. */
   sender(credential: string, api: AgentApi): HeartbeatSender {
+    if (!this.missed.has(credential)) this.missed.set(credential, 0);
     return (body) =>
       new Promise((resolve, reject) => {
         this.pending.push({ credential, api, body, resolve, reject });
-        if (this.pending.length >= HEARTBEATS_MAX_BEATS) this.flush();
-        else this.timer ??= setTimeout(() => this.flush(), this.opts.windowMs ?? 25);
+        if (this.pending.length >= HEARTBEATS_MAX_BEATS || this.everyoneIn()) this.flush();
+        else this.timer ??= setTimeout(() => this.flush(), this.opts.windowMs ?? 250);
       });
+  }
+
+  /** Whether every agent still beating has a beat waiting. */
+  private everyoneIn(): boolean {
+    const waiting = new Set(this.pending.map((p) => p.credential));
+    for (const [credential, missed] of this.missed) if (missed < 2 && !waiting.has(credential)) return false;
+    return true;
   }
 
   private flush(): void {
@@ -50,7 +65,10 @@ export class HostHeartbeats {
     this.timer = undefined;
     const batch = this.pending.splice(0, HEARTBEATS_MAX_BEATS);
     if (this.pending.length > 0) this.timer = setTimeout(() => this.flush(), 0);
-    if (batch.length > 0) void this.send(batch);
+    if (batch.length === 0) return;
+    const sent = new Set(batch.map((p) => p.credential));
+    for (const [credential, missed] of this.missed) this.missed.set(credential, sent.has(credential) ? 0 : missed + 1);
+    void this.send(batch);
   }
 
   private async send(batch: Pending[]): Promise<void> {

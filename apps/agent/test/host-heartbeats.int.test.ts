@@ -45,11 +45,9 @@ describe('the heartbeats of a host', () => {
     const [a, b, c] = await nodes(['h1-a', 'h1-b', 'h1-c']);
     const before = await batchRequests();
     const task = { task_id: `tsk_${'1'.repeat(32)}`, attempt: 1 };
-    const answers = await Promise.all([
-      host.sender(a!.node_credential, a!.api)({ tasks: [], gpus }),
-      host.sender(b!.node_credential, b!.api)({ tasks: [task], gpus }),
-      host.sender(c!.node_credential, c!.api)({ tasks: [], gpus }),
-    ]);
+    // As agents do: each takes its sender when it is made, before its first beat.
+    const [sa, sb, sc] = [a!, b!, c!].map((n) => host.sender(n.node_credential, n.api));
+    const answers = await Promise.all([sa!({ tasks: [], gpus }), sb!({ tasks: [task], gpus }), sc!({ tasks: [], gpus })]);
     expect(await batchRequests()).toBe(before + 1);
     expect(await singleRequests()).toBe(0);
     expect(answers.map((x) => x.ok)).toEqual([true, true, true]);
@@ -59,11 +57,40 @@ describe('the heartbeats of a host', () => {
     expect(rows.map((r) => r.node_id)).toEqual([a!.node_id, b!.node_id, c!.node_id].sort());
   });
 
+  it('gathers beats that arrive apart into one request, and stops waiting for an agent that no longer beats', async () => {
+    const host = new HostHeartbeats({ windowMs: 1_500 });
+    const [a, b, c] = await nodes(['h3-a', 'h3-b', 'h3-c']);
+    const senders = new Map([a!, b!, c!].map((n) => [n, host.sender(n.node_credential, n.api)]));
+    const beat = (n: typeof a) => senders.get(n!)!({ tasks: [], gpus });
+    const before = await batchRequests();
+    // Three agents whose timers fire 60 ms apart: one request, sent when the last beat is in, not at the window's end.
+    const t0 = Date.now();
+    const first = [beat(a)];
+    await new Promise((r) => setTimeout(r, 60));
+    first.push(beat(b));
+    await new Promise((r) => setTimeout(r, 60));
+    first.push(beat(c));
+    expect((await Promise.all(first)).every((x) => x.ok)).toBe(true);
+    expect(Date.now() - t0).toBeLessThan(1_400);
+    expect(await batchRequests()).toBe(before + 1);
+    // c stops beating: the next two batches wait the window for it, then batches go without it at once.
+    const timed = async () => {
+      const t = Date.now();
+      expect((await Promise.all([beat(a), beat(b)])).every((x) => x.ok)).toBe(true);
+      return Date.now() - t;
+    };
+    expect(await timed()).toBeGreaterThanOrEqual(1_400);
+    expect(await timed()).toBeGreaterThanOrEqual(1_400);
+    expect(await timed()).toBeLessThan(1_000);
+    expect(await batchRequests()).toBe(before + 4);
+  });
+
   it('answers a revoked node with its refusal, has the next node carry the batch, and records the others', async () => {
     const host = new HostHeartbeats();
     const [a, b] = await nodes(['h2-a', 'h2-b']);
     await revokeNodeCredential(api.pool, a!.node_id, new Date());
-    const round = () => Promise.all([host.sender(a!.node_credential, a!.api)({ tasks: [], gpus }), host.sender(b!.node_credential, b!.api)({ tasks: [], gpus })]);
+    const [sa, sb] = [a!, b!].map((n) => host.sender(n.node_credential, n.api));
+    const round = () => Promise.all([sa!({ tasks: [], gpus }), sb!({ tasks: [], gpus })]);
     const before = await batchRequests();
     const [refused, recorded] = await round();
     expect(refused.ok ? null : refused.error.code).toBe('credential_revoked');

@@ -32,13 +32,14 @@ afterAll(async () => {
   await p?.close();
 });
 
-const requestsTo = async (route: string) => {
+const metric = async (prefix: string, route?: string) => {
   const text = await (await fetch(`${p.api.url}/metrics`)).text();
   return text
     .split('\n')
-    .filter((l) => l.startsWith('ito_http_requests_total{') && l.includes(`route="${route}"`))
+    .filter((l) => l.startsWith(prefix) && (route === undefined || l.includes(`route="${route}"`)))
     .reduce((n, l) => n + Number(l.split(' ').at(-1)), 0);
 };
+const requestsTo = (route: string) => metric('ito_http_requests_total{', route);
 
 describe('detection with batched heartbeats', () => {
   it('declares a node missing from its host’s batches lost within interval × misses and one sweep, and not the node still in them', async () => {
@@ -61,8 +62,11 @@ describe('detection with batched heartbeats', () => {
     expect(started, 'the pretrain stage started').toBeDefined();
     // The agents beat through the batch route only.
     await new Promise((r) => setTimeout(r, 2_500 * INTERVAL_S));
-    expect(await requestsTo('/v1/agent/heartbeats')).toBeGreaterThan(0);
+    const batches = await requestsTo('/v1/agent/heartbeats');
+    expect(batches).toBeGreaterThan(0);
     expect(await requestsTo('/v1/agent/heartbeat')).toBe(0);
+    // Both agents' beats in each batch (the first may have gone before the second agent was made).
+    expect(await metric('ito_heartbeats_ingested_total ')).toBeGreaterThanOrEqual(2 * batches - 1);
 
     const logger = createLogger({ level: 'silent', name: 'monitor' });
     monitor = startMonitor({ pool: p.api.pool, ledger: p.api.ledger, logger, settings: { interval_s: INTERVAL_S, misses: MISSES, hang_factor: 5, first_step_max_s: 300 } });
