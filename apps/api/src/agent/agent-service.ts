@@ -76,9 +76,20 @@ export function beatOf(node: NodePrincipal, body: AgentHeartbeatBody, at: Date):
 
 /** Which of the tasks a beat names the node must stop, and what each running one should do. */
 export async function tasksToStop(res: Resources, node: NodePrincipal, tasks: AgentHeartbeatBody['tasks']): Promise<Pick<HeartbeatAnswer, 'stop' | 'directives'>> {
+  if (tasks.length === 0) return { stop: [], directives: [] };
+  return judgeReportedTasks(tasks, new Map((await tasksOf(res.pool, node, tasks.map((t) => t.task_id))).map((t) => [t.task_id, t])));
+}
+
+/** What a task's run needs to judge a beat's report of it. */
+export type ReportedTaskRow = Pick<TaskWithRun, 'task_id' | 'attempt' | 'status' | 'aggregate'>;
+
+/**
+ * The answer to the tasks a beat names, given the node's own tasks among them (`known`, by id): one that is not
+ * the node's, or not at that attempt, is to stop; one no longer active is to stop; a running one gets its run's
+ * directive unless that is to continue.
+ */
+export function judgeReportedTasks(tasks: AgentHeartbeatBody['tasks'], known: ReadonlyMap<string, ReportedTaskRow>): Pick<HeartbeatAnswer, 'stop' | 'directives'> {
   const answer: Pick<HeartbeatAnswer, 'stop' | 'directives'> = { stop: [], directives: [] };
-  if (tasks.length === 0) return answer;
-  const known = new Map((await tasksOf(res.pool, node, tasks.map((t) => t.task_id))).map((t) => [t.task_id, t]));
   for (const reported of tasks) {
     const task = known.get(reported.task_id);
     if (!task || task.attempt !== reported.attempt) {

@@ -1,7 +1,7 @@
 import { ItoError, type AgentHeartbeatsBody, type BatchedBeatAnswer, type HeartbeatsAnswer } from '@ito/contracts';
 import { authenticate } from '../auth/authenticate.js';
 import type { Resources } from '../resources.js';
-import { beatOf, tasksToStop, type NodePrincipal } from './agent-service.js';
+import { beatOf, judgeReportedTasks, type NodePrincipal, type ReportedTaskRow } from './agent-service.js';
 
 type Verdict = { node: NodePrincipal } | { refused: 'unauthenticated' | 'credential_revoked' };
 
@@ -34,13 +34,34 @@ export async function heartbeats(res: Resources, body: AgentHeartbeatsBody, refu
   await Promise.all(recorded);
   if (recorded.length > 0) res.metrics.heartbeatsIngested.inc(recorded.length);
   if (refused > 0) refusedBeats(refused);
-  const beats = await Promise.all(
-    verdicts.map(async (v, i): Promise<BatchedBeatAnswer> => {
-      if (!('node' in v)) return { ok: false, error: { code: v.refused, message: v.refused === 'credential_revoked' ? 'this node credential was revoked' : 'unknown credential' } };
-      return { ok: true, node_id: v.node.nodeId, ...(await tasksToStop(res, v.node, body.beats[i]!.tasks)) };
-    }),
-  );
+  const tasks = await reportedTasks(res, verdicts, body);
+  const beats = verdicts.map((v, i): BatchedBeatAnswer => {
+    if (!('node' in v)) return { ok: false, error: { code: v.refused, message: v.refused === 'credential_revoked' ? 'this node credential was revoked' : 'unknown credential' } };
+    const own = new Map<string, ReportedTaskRow>();
+    for (const t of body.beats[i]!.tasks) {
+      const row = tasks.get(t.task_id);
+      // A task is judged for a beat only when it is that beat's own node's: naming another's is "no such task".
+      if (row && row.node_id === v.node.nodeId && row.tenant_id === v.node.tenantId) own.set(t.task_id, row);
+    }
+    return { ok: true, node_id: v.node.nodeId, ...judgeReportedTasks(body.beats[i]!.tasks, own) };
+  });
   return { interval_s: res.agent.heartbeatIntervalS, beats };
+}
+
+/** Every task the recorded beats name, with its node and run, in one read for the whole batch (≤ 64 × 16 ids). */
+async function reportedTasks(res: Resources, verdicts: Verdict[], body: AgentHeartbeatsBody): Promise<Map<string, ReportedTaskRow & { node_id: string; tenant_id: string }>> {
+  const ids = new Set<string>();
+  verdicts.forEach((v, i) => {
+    if ('node' in v) for (const t of body.beats[i]!.tasks) ids.add(t.task_id);
+  });
+  if (ids.size === 0) return new Map();
+  const { rows } = await res.pool.query<ReportedTaskRow & { node_id: string; tenant_id: string }>({
+    name: 'ito_agent_batch_tasks',
+    text: `select t.task_id, t.node_id, t.tenant_id, t.attempt, t.status, r.aggregate
+           from tasks t left join runs r on r.run_id = t.run_id where t.task_id = any($1::text[])`,
+    values: [[...ids]],
+  });
+  return new Map(rows.map((r) => [r.task_id, r]));
 }
 
 /** One beat's credential, as the bearer header of a single heartbeat is checked; its refusal stays the beat's. */
