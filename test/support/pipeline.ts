@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
-import { Agent, type Executor } from '@ito/agent';
+import { Agent, type Executor, type HeartbeatSender } from '@ito/agent';
 import { AgentApi, ItoClient } from '@ito/client';
 import { createLogger } from '@ito/config';
 import { manifestDigest, type Rendezvous } from '@ito/contracts';
@@ -20,7 +20,16 @@ export type BackendKind = 'redis' | 'postgres';
  * pipeline's BullMQ workers on the chosen backend, and the orchestrator relay. Agents are real `Agent`s talking
  * HTTP to the API with node credentials; only what runs a task on a node is chosen by the test.
  */
-export async function startPipeline(backend: BackendKind, opts: { heartbeatIntervalS?: number; relay?: boolean; storage?: StorageRegistry } = {}) {
+export async function startPipeline(
+  backend: BackendKind,
+  opts: {
+    heartbeatIntervalS?: number;
+    relay?: boolean;
+    storage?: StorageRegistry;
+    /** Where each agent's beats go (a host's batch, `HostHeartbeats.sender`); absent: the single-node route. */
+    heartbeatSender?: (nodeCredential: string, api: AgentApi) => HeartbeatSender;
+  } = {},
+) {
   const api = await startApi({ agent: { heartbeatIntervalS: opts.heartbeatIntervalS ?? 1, heartbeatMisses: 3 } });
   const db = new URL(api.pool.options.connectionString!);
   const cfg: QueueBackendConfig =
@@ -50,8 +59,10 @@ export async function startPipeline(backend: BackendKind, opts: { heartbeatInter
 
   async function startAgent(nodeCredential: string, executor: Executor, rendezvous: Rendezvous | null = null): Promise<Agent> {
     const http = new ItoClient({ baseUrl: api.url, credential: nodeCredential, timeoutMs: 40_000, backoff: { baseMs: 50, maxMs: 500 } });
+    const agentApi = new AgentApi(http);
     const agent = new Agent({
-      api: new AgentApi(http),
+      api: agentApi,
+      ...(opts.heartbeatSender ? { heartbeat: opts.heartbeatSender(nodeCredential, agentApi) } : {}),
       executor,
       logger,
       version: 'test',

@@ -2,6 +2,7 @@ import type { Assignment, Directive, ExecutorKind, GpuHealth, Rendezvous } from 
 import type { AgentApi } from '@ito/client';
 import type { Logger } from '@ito/config';
 import type { Executor, TaskHandle, TaskOutcome } from './executors/executor.js';
+import type { HeartbeatSender } from './host-heartbeats.js';
 import { RolloutClient } from './rollout-client.js';
 import { TaskReporter } from './task-reporter.js';
 
@@ -23,6 +24,11 @@ export interface AgentOptions {
   hostname?: string;
   /** The endpoint this node offers as rank 0 of a multi-node stage (`--rendezvous-addr/--rendezvous-port`). */
   rendezvous?: Rendezvous | null;
+  /**
+   * Where its beats go: a host's batch (HostHeartbeats) when one process runs several node agents.
+   * @defaultValue the single-node route, `api.heartbeat`
+   */
+  heartbeat?: HeartbeatSender;
 }
 
 interface Running {
@@ -119,7 +125,8 @@ export class Agent {
   private async beat(): Promise<void> {
     try {
       const tasks = [...this.running.values()].map((r) => ({ task_id: r.assignment.task_id, attempt: r.assignment.attempt, ...(r.step !== null ? { step: r.step } : {}) }));
-      const answer = await this.opts.api.heartbeat({ tasks, gpus: this.opts.gpus() });
+      const body = { tasks, gpus: this.opts.gpus() };
+      const answer = await (this.opts.heartbeat ? this.opts.heartbeat(body) : this.opts.api.heartbeat(body));
       if (!answer.ok) {
         this.opts.logger.warn({ code: answer.error.code }, 'heartbeat refused');
         return;

@@ -34,7 +34,8 @@ import { bearerFrom } from './auth/bearer.js';
 
 export { BODY_LIMIT_BYTES };
 
-const isHeartbeat = (url: string): boolean => url.split('?')[0] === '/v1/agent/heartbeat';
+const HEARTBEAT_PATHS = new Set(['/v1/agent/heartbeat', '/v1/agent/heartbeats']);
+const isHeartbeat = (url: string): boolean => HEARTBEAT_PATHS.has(url.split('?')[0] ?? '');
 export const API_VERSION = '0.1.0';
 
 /** Builds the Fastify app. Listening is the caller's job, so tests and the server share one construction. */

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { agentHeartbeatBody } from '@ito/contracts';
-import { certainHeartbeat } from '../src/agent/heartbeat-body.js';
+import { agentHeartbeatBody, agentHeartbeatsBody } from '@ito/contracts';
+import { certainHeartbeat, certainHeartbeats } from '../src/agent/heartbeat-body.js';
 
 /**
  * The hand-written check of a heartbeat never accepts a body the schema refuses, and accepts the bodies agents
@@ -76,5 +76,43 @@ describe('the hand-written heartbeat check', () => {
   it.each(wrong.map((b) => [JSON.stringify(b), b]))('leaves %s to the schema, which refuses it', (_, body) => {
     expect(agentHeartbeatBody.safeParse(body).success).toBe(false);
     expect(certainHeartbeat(body)).toBeUndefined();
+  });
+});
+
+/** A batch: every valid beat above, each with its own credential; every wrong beat, beside a right one. */
+const credential = (i: number) => `ito_nc_${String(i).padStart(43, 'A')}`;
+const asBeat = (b: unknown, i: number) => (b && typeof b === 'object' && !Array.isArray(b) ? { ...(b as object), credential: credential(i) } : b);
+const validBatches: unknown[] = [
+  { beats: valid.map(asBeat) },
+  { beats: [asBeat(valid[1], 0)] },
+  { beats: Array.from({ length: 64 }, (_, i) => asBeat(valid[0], i)) },
+];
+const wrongBatches: unknown[] = [
+  null,
+  [],
+  {},
+  { beats: [] },
+  { beats: {} },
+  { beats: [asBeat(valid[0], 1)], extra: 1 },
+  { beats: Array.from({ length: 65 }, (_, i) => asBeat(valid[0], i)) },
+  { beats: [asBeat(valid[0], 1), asBeat(valid[1], 1)] },
+  { beats: [valid[0]] },
+  { beats: [{ ...(valid[0] as object), credential: 'ito_sk_'.padEnd(50, 'A') }] },
+  { beats: [{ ...(valid[0] as object), credential: credential(1).slice(0, -1) }] },
+  { beats: [{ ...(valid[0] as object), credential: `${credential(1)}A` }] },
+  { beats: [{ ...(valid[0] as object), credential: 7 }] },
+  ...wrong.filter((b) => b && typeof b === 'object' && !Array.isArray(b)).map((b) => ({ beats: [asBeat(valid[0], 0), asBeat(b, 1)] })),
+];
+
+describe('the hand-written check of a batch of heartbeats', () => {
+  it.each(validBatches.map((b, i) => [i, b]))('accepts valid batch %i unchanged, as the schema does', (_, body) => {
+    expect(agentHeartbeatsBody.safeParse(body).success).toBe(true);
+    expect(certainHeartbeats(body)).toBe(body);
+    expect(agentHeartbeatsBody.parse(body)).toEqual(body);
+  });
+
+  it.each(wrongBatches.map((b, i) => [i, JSON.stringify(b)?.slice(0, 120), b]))('leaves wrong batch %i (%s) to the schema, which refuses it', (_, _s, body) => {
+    expect(agentHeartbeatsBody.safeParse(body).success).toBe(false);
+    expect(certainHeartbeats(body)).toBeUndefined();
   });
 });

@@ -1,5 +1,6 @@
 import type {
   AgentHeartbeatBody,
+  AgentHeartbeatsBody,
   AgentRegisterBody,
   AgentRegistration,
   AssignmentsAnswer,
@@ -8,6 +9,7 @@ import type {
   Envelope,
   FailBody,
   HeartbeatAnswer,
+  HeartbeatsAnswer,
   PolicyAnswer,
   PolicyBody,
   ProgressBody,
@@ -33,6 +35,13 @@ export class AgentApi {
   }
   heartbeat(body: AgentHeartbeatBody): Promise<Envelope<HeartbeatAnswer>> {
     return this.http.post('/agent/heartbeat', body, { safeToResend: true });
+  }
+  /**
+   * The beats of several nodes on this host in one request, each with its own node credential; this client's
+   * credential only carries the request. Answered beat by beat, in order.
+   */
+  heartbeats(body: AgentHeartbeatsBody): Promise<Envelope<HeartbeatsAnswer>> {
+    return this.http.post('/agent/heartbeats', body, { safeToResend: true });
   }
   /** Held open by the server up to `waitS` while the node's tasks are exactly `known`. */
   assignments(waitS: number, known: string[]): Promise<Envelope<AssignmentsAnswer>> {

@@ -87,6 +87,28 @@ export const agentHeartbeatBody = z.strictObject({
 });
 export type AgentHeartbeatBody = z.infer<typeof agentHeartbeatBody>;
 
+/** How many nodes' beats one `POST /v1/agent/heartbeats` carries at most. */
+export const HEARTBEATS_MAX_BEATS = 64;
+
+/**
+ * A node credential as `ito-admin node register` issues it. In a batch each beat carries its node's own, so a
+ * beat speaks only for the node whose credential it holds, exactly as a single heartbeat's bearer header does.
+ */
+export const nodeCredentialSchema = z.string().regex(/^ito_nc_[A-Za-z0-9_-]{43}$/, 'expected a node credential');
+
+/**
+ * The beats of several nodes on one agent host, one request per interval: each is a single heartbeat's body
+ * with its node's credential. At most {@link HEARTBEATS_MAX_BEATS}, each credential once.
+ */
+export const agentHeartbeatsBody = z.strictObject({
+  beats: z
+    .array(agentHeartbeatBody.extend({ credential: nodeCredentialSchema }))
+    .min(1)
+    .max(HEARTBEATS_MAX_BEATS)
+    .refine((beats) => new Set(beats.map((b) => b.credential)).size === beats.length, 'each node beats at most once per batch'),
+});
+export type AgentHeartbeatsBody = z.infer<typeof agentHeartbeatsBody>;
+
 export const progressBody = z.strictObject({
   attempt,
   seq,
@@ -251,6 +273,19 @@ export interface HeartbeatAnswer {
   /** Tasks the agent said it runs that it must stop now (withdrawn, cancelled, superseded). */
   stop: Array<{ task_id: string; reason: string }>;
   directives: Array<{ task_id: string; directive: Directive }>;
+}
+
+/**
+ * One beat of a batch, answered in the request's order: recorded (with what a single heartbeat answers), or
+ * refused for its credential alone (`unauthenticated`, `credential_revoked`) while the others are recorded.
+ */
+export type BatchedBeatAnswer =
+  | ({ ok: true; node_id: string } & Pick<HeartbeatAnswer, 'stop' | 'directives'>)
+  | { ok: false; error: { code: 'unauthenticated' | 'credential_revoked'; message: string } };
+
+export interface HeartbeatsAnswer {
+  interval_s: number;
+  beats: BatchedBeatAnswer[];
 }
 
 export interface AssignmentsAnswer {

@@ -14,8 +14,9 @@ import { directiveFor, normalizeRunAggregate, type RunAggregate } from '@ito/dom
 import type { Principal } from '../auth/principal.js';
 import type { Resources } from '../resources.js';
 import type { AgentSettings } from './agent-settings.js';
+import type { Beat } from './liveness-writer.js';
 
-type NodePrincipal = Extract<Principal, { kind: 'node' }>;
+export type NodePrincipal = Extract<Principal, { kind: 'node' }>;
 
 /** `POST /v1/agent/register`: the node says who it is; the answer says how often to heartbeat. */
 export async function registerAgent(res: Resources, node: NodePrincipal, body: AgentRegisterBody): Promise<AgentRegistration> {
@@ -52,22 +53,44 @@ interface TaskWithRun {
  * beats). The answer names the tasks the agent runs that it must stop, and what each running one should do.
  */
 export async function heartbeat(res: Resources, node: NodePrincipal, body: AgentHeartbeatBody): Promise<HeartbeatAnswer> {
-  const now = res.now();
-  // The task whose progress a hang is judged on: the first whose trainer reports steps (one task per node per
-  // stage; a finished one may linger while its last reports are delivered). Without a step nothing is judged.
+  await res.liveness.record(beatOf(node, body, res.now()));
+  res.metrics.heartbeatsIngested.inc();
+  return { interval_s: res.agent.heartbeatIntervalS, ...(await tasksToStop(res, node, body.tasks)) };
+}
+
+/**
+ * A heartbeat as the liveness table keeps it. The task whose progress a hang is judged on: the first whose
+ * trainer reports steps (one task per node per stage; a finished one may linger while its last reports are
+ * delivered). Without a step nothing is judged.
+ */
+export function beatOf(node: NodePrincipal, body: AgentHeartbeatBody, at: Date): Beat {
   const first = body.tasks.find((t) => t.step !== undefined) ?? body.tasks[0];
-  await res.liveness.record({
+  return {
     node_id: node.nodeId,
     tenant_id: node.tenantId,
-    at: now,
+    at,
     health: body.gpus,
     task: first ? { task_id: first.task_id, attempt: first.attempt, step: first.step ?? null } : null,
-  });
-  res.metrics.heartbeatsIngested.inc();
-  const answer: HeartbeatAnswer = { interval_s: res.agent.heartbeatIntervalS, stop: [], directives: [] };
-  if (body.tasks.length === 0) return answer;
-  const known = new Map((await tasksOf(res.pool, node, body.tasks.map((t) => t.task_id))).map((t) => [t.task_id, t]));
-  for (const reported of body.tasks) {
+  };
+}
+
+/** Which of the tasks a beat names the node must stop, and what each running one should do. */
+export async function tasksToStop(res: Resources, node: NodePrincipal, tasks: AgentHeartbeatBody['tasks']): Promise<Pick<HeartbeatAnswer, 'stop' | 'directives'>> {
+  if (tasks.length === 0) return { stop: [], directives: [] };
+  return judgeReportedTasks(tasks, new Map((await tasksOf(res.pool, node, tasks.map((t) => t.task_id))).map((t) => [t.task_id, t])));
+}
+
+/** What a task's run needs to judge a beat's report of it. */
+export type ReportedTaskRow = Pick<TaskWithRun, 'task_id' | 'attempt' | 'status' | 'aggregate'>;
+
+/**
+ * The answer to the tasks a beat names, given the node's own tasks among them (`known`, by id): one that is not
+ * the node's, or not at that attempt, is to stop; one no longer active is to stop; a running one gets its run's
+ * directive unless that is to continue.
+ */
+export function judgeReportedTasks(tasks: AgentHeartbeatBody['tasks'], known: ReadonlyMap<string, ReportedTaskRow>): Pick<HeartbeatAnswer, 'stop' | 'directives'> {
+  const answer: Pick<HeartbeatAnswer, 'stop' | 'directives'> = { stop: [], directives: [] };
+  for (const reported of tasks) {
     const task = known.get(reported.task_id);
     if (!task || task.attempt !== reported.attempt) {
       answer.stop.push({ task_id: reported.task_id, reason: 'no such task on this node' });

@@ -17,19 +17,21 @@ export const DEFAULT_HEARTBEAT_ADMISSION: HeartbeatAdmissionLimits = { inFlight:
  * touch the database, rather than letting a queue grow until every beat is late (test/bench/README.md, run 6:
  * offered 2× its ceiling, the route answered fewer beats than at 1×). A refused beat writes nothing; the agent
  * beats again on its interval, and a node is declared lost only after several missed intervals. A plain
- * counter, not a queue: a beat that cannot start now is worth less than the next one.
+ * counter, not a queue: a beat that cannot start now is worth less than the next one. It counts beats, not
+ * requests: a batch of a host's beats (`POST /v1/agent/heartbeats`) takes one unit per beat, and is admitted
+ * whole or shed whole (none of its beats is written), so a batch never holds more than its share of the limit.
  */
 export function heartbeatAdmission(limits: HeartbeatAdmissionLimits = DEFAULT_HEARTBEAT_ADMISSION): Admission {
   let inFlight = 0;
-  return async (work) => {
-    if (inFlight >= limits.inFlight) {
+  return async (work, beats = 1) => {
+    if (inFlight + beats > limits.inFlight) {
       throw new ItoError('rate_limited', 'the API is holding as many heartbeats as it can; retry in 1 s', { retry_after_s: 1 });
     }
-    inFlight++;
+    inFlight += beats;
     try {
       return await work();
     } finally {
-      inFlight--;
+      inFlight -= beats;
     }
   };
 }

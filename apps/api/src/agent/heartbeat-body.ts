@@ -1,4 +1,4 @@
-import type { AgentHeartbeatBody } from '@ito/contracts';
+import { HEARTBEATS_MAX_BEATS, type AgentHeartbeatBody, type AgentHeartbeatsBody } from '@ito/contracts';
 
 /**
  * The common heartbeat checked by hand, as `agentHeartbeatBody` would check it, without building a copy: a beat
@@ -8,18 +8,47 @@ import type { AgentHeartbeatBody } from '@ito/contracts';
  * refusal included, goes through the schema, so the refusals and their messages are the schema's.
  */
 export function certainHeartbeat(raw: unknown): AgentHeartbeatBody | undefined {
+  return certainBeat(raw, false) ? (raw as AgentHeartbeatBody) : undefined;
+}
+
+/**
+ * The batch of `POST /v1/agent/heartbeats` checked the same way: every beat certain, its credential shaped as
+ * one, and no credential twice. Anything else goes through `agentHeartbeatsBody`, whose refusals are the route's.
+ */
+export function certainHeartbeats(raw: unknown): AgentHeartbeatsBody | undefined {
   if (!isRecord(raw)) return undefined;
+  for (const k in raw) if (k !== 'beats') return undefined;
+  const beats = (raw as { beats?: unknown }).beats;
+  if (!Array.isArray(beats) || beats.length === 0 || beats.length > HEARTBEATS_MAX_BEATS) return undefined;
+  const seen = new Set<string>();
+  for (const b of beats) {
+    if (!certainBeat(b, true)) return undefined;
+    const credential = (b as { credential: string }).credential;
+    if (seen.has(credential)) return undefined;
+    seen.add(credential);
+  }
+  return raw as AgentHeartbeatsBody;
+}
+
+const NODE_CREDENTIAL = /^ito_nc_[A-Za-z0-9_-]{43}$/;
+
+function certainBeat(raw: unknown, withCredential: boolean): boolean {
+  if (!isRecord(raw)) return false;
   let keys = 0;
   for (const k in raw) {
-    if (k !== 'tasks' && k !== 'gpus') return undefined;
+    if (k !== 'tasks' && k !== 'gpus' && !(withCredential && k === 'credential')) return false;
     keys++;
   }
-  if (keys !== 2) return undefined;
+  if (keys !== (withCredential ? 3 : 2)) return false;
+  if (withCredential) {
+    const credential = (raw as { credential: unknown }).credential;
+    if (typeof credential !== 'string' || !NODE_CREDENTIAL.test(credential)) return false;
+  }
   const { tasks, gpus } = raw as { tasks: unknown; gpus: unknown };
-  if (!Array.isArray(tasks) || tasks.length > 16 || !Array.isArray(gpus) || gpus.length > 64) return undefined;
-  for (const t of tasks) if (!certainTask(t)) return undefined;
-  for (const g of gpus) if (!certainGpu(g)) return undefined;
-  return raw as AgentHeartbeatBody;
+  if (!Array.isArray(tasks) || tasks.length > 16 || !Array.isArray(gpus) || gpus.length > 64) return false;
+  for (const t of tasks) if (!certainTask(t)) return false;
+  for (const g of gpus) if (!certainGpu(g)) return false;
+  return true;
 }
 
 const TASK_ID = /^tsk_[0-9a-f]{32}$/;

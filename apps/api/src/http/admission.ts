@@ -11,8 +11,11 @@ export interface AdmissionLimits {
   queue: number;
 }
 
-/** Runs work within the limits; work that would wait beyond the queue is refused as rate_limited (Retry-After 1). */
-export type Admission = <T>(work: () => Promise<T>) => Promise<T>;
+/**
+ * Runs work within the limits; work that would wait beyond the queue is refused as rate_limited (Retry-After 1).
+ * `units` is how much of the limit the work takes (a batch of heartbeats takes one per beat); 1 when absent.
+ */
+export type Admission = <T>(work: () => Promise<T>, units?: number) => Promise<T>;
 
 /** `busy` says what is saturated, in the refusal's message (it names the kind of read, never the caller's input). */
 export function admission(limits: AdmissionLimits, busy: string): Admission {

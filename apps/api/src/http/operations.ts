@@ -110,6 +110,8 @@ export const OPERATIONS: Readonly<Record<string, OperationDoc>> = {
   'POST /v1/agent/register': { operationId: 'agentRegister' },
   // Beyond the beats one process holds at once it sheds with `rate_limited` (429, Retry-After), listed by refusalsOf.
   'POST /v1/agent/heartbeat': { operationId: 'agentHeartbeat', refusals: ['rate_limited'] },
+  // Sheds a batch whole when its beats do not fit in what the process holds; a refused beat's credential is its own answer, not a refusal.
+  'POST /v1/agent/heartbeats': { operationId: 'agentHeartbeats', refusals: ['rate_limited'] },
   'GET /v1/agent/assignments': { operationId: 'agentAssignments' },
   'POST /v1/agent/tasks/:id/progress': { operationId: 'agentReportProgress', refusals: TASK },
   'POST /v1/agent/tasks/:id/checkpoint': { operationId: 'agentReportCheckpoint', refusals: TASK },

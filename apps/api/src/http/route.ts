@@ -46,6 +46,8 @@ export interface RouteSpec<B extends z.ZodType, Q extends z.ZodType, P extends z
   idempotencyKey?: boolean;
   /** Admits the request before it authenticates (a refusal is `rate_limited`, which every route may answer). */
   admission?: Admission;
+  /** How many units of `admission` the request takes, from its parsed but not yet validated body. @defaultValue 1 */
+  admissionUnits?: (rawBody: unknown) => number;
   /**
    * A hand-written check of the body's common shape for a hot route: answers the body when the schema would
    * certainly accept it unchanged, else undefined, and the schema decides (its refusals stay the route's).
@@ -94,7 +96,7 @@ export function defineRoute<B extends z.ZodType = z.ZodUndefined, Q extends z.Zo
     method: spec.method,
     url: `/v1${spec.url}`,
     config,
-    handler: (req, reply) => (spec.admission ? spec.admission(() => answer(req, reply)) : answer(req, reply)),
+    handler: (req, reply) => (spec.admission ? spec.admission(() => answer(req, reply), spec.admissionUnits?.(req.body) ?? 1) : answer(req, reply)),
   });
 
   async function answer(req: FastifyRequest, reply: FastifyReply) {

@@ -2,7 +2,9 @@ import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import {
   ASSIGNMENTS_MAX_WAIT_S,
+  HEARTBEATS_MAX_BEATS,
   agentHeartbeatBody,
+  agentHeartbeatsBody,
   agentRegisterBody,
   checkpointBody,
   restoredBody,
@@ -15,7 +17,8 @@ import {
   taskIdSchema,
 } from '@ito/contracts';
 import { assignments, heartbeat, registerAgent } from '../agent/agent-service.js';
-import { certainHeartbeat } from '../agent/heartbeat-body.js';
+import { certainHeartbeat, certainHeartbeats } from '../agent/heartbeat-body.js';
+import { heartbeats } from '../agent/heartbeats-service.js';
 import { pollRollouts, postRolloutBatch, publishPolicy } from '../agent/rollout-service.js';
 import { reportTask, type ReportInput } from '../agent/task-report-service.js';
 import type { Principal } from '../auth/principal.js';
@@ -34,6 +37,15 @@ const assignmentsQuery = z.strictObject({
 });
 
 type NodePrincipal = Extract<Principal, { kind: 'node' }>;
+
+/**
+ * The beats a batch would hold, for admission before it is validated. One that cannot be valid (not a list,
+ * empty, or over the bound) takes one unit: its validation refuses it at once, with its own code.
+ */
+const beatsIn = (raw: unknown): number => {
+  const beats = (raw as { beats?: unknown } | null)?.beats;
+  return Array.isArray(beats) && beats.length >= 1 && beats.length <= HEARTBEATS_MAX_BEATS ? beats.length : 1;
+};
 const nodeOf = (p: Principal | null) => p as NodePrincipal;
 
 /** The node agent's routes: a node credential can call these and nothing else, and only for its own node. */
@@ -57,6 +69,20 @@ export function registerAgentRoutes(app: FastifyInstance, res: Resources, regist
     body: agentHeartbeatBody,
     certainBody: certainHeartbeat,
     handler: async ({ principal, body }) => ({ data: await heartbeat(res, nodeOf(principal), body) }),
+  });
+
+  defineRoute(app, res, registry, {
+    method: 'POST',
+    url: '/agent/heartbeats',
+    summary:
+      "The beats of several nodes on one agent host (at most 64, each with its own node credential, each node once): answered beat by beat in order, a beat whose credential is unknown or revoked refused alone. Admission counts beats: a batch beyond what the process holds is shed whole with 429 and Retry-After.",
+    access: { node: true },
+    admission: res.heartbeats,
+    admissionUnits: beatsIn,
+    body: agentHeartbeatsBody,
+    certainBody: certainHeartbeats,
+    // Each refused beat spends the address's failed-authentication budget as a single heartbeat's would.
+    handler: async ({ req, body }) => ({ data: await heartbeats(res, body, (refused) => Array.from({ length: refused }, () => res.authFailures.record(req.ip))) }),
   });
 
   defineRoute(app, res, registry, {

@@ -1,0 +1,77 @@
+import { ItoError, type AgentHeartbeatsBody, type BatchedBeatAnswer, type HeartbeatsAnswer } from '@ito/contracts';
+import { authenticate } from '../auth/authenticate.js';
+import type { Resources } from '../resources.js';
+import { beatOf, judgeReportedTasks, type NodePrincipal, type ReportedTaskRow } from './agent-service.js';
+
+type Verdict = { node: NodePrincipal } | { refused: 'unauthenticated' | 'credential_revoked' };
+
+/**
+ * `POST /v1/agent/heartbeats`: the beats of several nodes on one agent host in one request. Each beat is
+ * authenticated by its own node credential, as a single heartbeat is by its bearer header (from the process's
+ * credential cache, so a known node costs no read), and speaks only for that node. A beat whose credential is
+ * unknown or revoked is refused alone, in its place in the answer; the others are recorded, in the liveness
+ * writer's batches, before the answer is sent. `refusedBeats` is told how many were refused: each spends the
+ * caller's failed-authentication budget as a single heartbeat with that credential would, so a batch is no way
+ * to try more credentials than single requests could.
+ */
+export async function heartbeats(res: Resources, body: AgentHeartbeatsBody, refusedBeats: (n: number) => void): Promise<HeartbeatsAnswer> {
+  const verdicts = await Promise.all(body.beats.map((b) => verify(res, b.credential)));
+  const nodes = new Set<string>();
+  for (const v of verdicts) {
+    if (!('node' in v)) continue;
+    // Two credentials of one node cannot both be current; refused whole, before anything is written.
+    if (nodes.has(v.node.nodeId)) throw new ItoError('validation_failed', 'body: beats: each node beats at most once per batch');
+    nodes.add(v.node.nodeId);
+  }
+  const now = res.now();
+  const recorded: Array<Promise<void>> = [];
+  let refused = 0;
+  for (let i = 0; i < verdicts.length; i++) {
+    const v = verdicts[i]!;
+    if ('node' in v) recorded.push(res.liveness.record(beatOf(v.node, body.beats[i]!, now)));
+    else refused++;
+  }
+  await Promise.all(recorded);
+  if (recorded.length > 0) res.metrics.heartbeatsIngested.inc(recorded.length);
+  if (refused > 0) refusedBeats(refused);
+  const tasks = await reportedTasks(res, verdicts, body);
+  const beats = verdicts.map((v, i): BatchedBeatAnswer => {
+    if (!('node' in v)) return { ok: false, error: { code: v.refused, message: v.refused === 'credential_revoked' ? 'this node credential was revoked' : 'unknown credential' } };
+    const own = new Map<string, ReportedTaskRow>();
+    for (const t of body.beats[i]!.tasks) {
+      const row = tasks.get(t.task_id);
+      // A task is judged for a beat only when it is that beat's own node's: naming another's is "no such task".
+      if (row && row.node_id === v.node.nodeId && row.tenant_id === v.node.tenantId) own.set(t.task_id, row);
+    }
+    return { ok: true, node_id: v.node.nodeId, ...judgeReportedTasks(body.beats[i]!.tasks, own) };
+  });
+  return { interval_s: res.agent.heartbeatIntervalS, beats };
+}
+
+/** Every task the recorded beats name, with its node and run, in one read for the whole batch (≤ 64 × 16 ids). */
+async function reportedTasks(res: Resources, verdicts: Verdict[], body: AgentHeartbeatsBody): Promise<Map<string, ReportedTaskRow & { node_id: string; tenant_id: string }>> {
+  const ids = new Set<string>();
+  verdicts.forEach((v, i) => {
+    if ('node' in v) for (const t of body.beats[i]!.tasks) ids.add(t.task_id);
+  });
+  if (ids.size === 0) return new Map();
+  const { rows } = await res.pool.query<ReportedTaskRow & { node_id: string; tenant_id: string }>({
+    name: 'ito_agent_batch_tasks',
+    text: `select t.task_id, t.node_id, t.tenant_id, t.attempt, t.status, r.aggregate
+           from tasks t left join runs r on r.run_id = t.run_id where t.task_id = any($1::text[])`,
+    values: [[...ids]],
+  });
+  return new Map(rows.map((r) => [r.task_id, r]));
+}
+
+/** One beat's credential, as the bearer header of a single heartbeat is checked; its refusal stays the beat's. */
+async function verify(res: Resources, credential: string): Promise<Verdict> {
+  try {
+    const principal = await authenticate(res.pool, `Bearer ${credential}`, res.nodeCredentials);
+    if (principal?.kind === 'node') return { node: principal };
+    return { refused: 'unauthenticated' };
+  } catch (err) {
+    if (err instanceof ItoError && (err.code === 'unauthenticated' || err.code === 'credential_revoked')) return { refused: err.code };
+    throw err;
+  }
+}
