@@ -26,10 +26,14 @@ export const runsProjection: InlineProjection<RunEventMap> & { reset(client: pg.
       const runId = e.data.run_id;
       if (runId) byRun.set(runId, [...(byRun.get(runId) ?? []), e]);
     }
-    for (const [runId, runEvents] of byRun) await applyRunEvents(client, runId, runEvents);
+    const notified = new Set<string>();
+    for (const [runId, runEvents] of byRun) if (await applyRunEvents(client, runId, runEvents)) notified.add(runId);
     // The runs the orchestrator may have something to do for (progress alone never gives it any), named in the
-    // notification so it can look at just those; PostgreSQL delivers it at commit, and drops it on rollback.
-    const changed = [...byRun].filter(([, runEvents]) => runEvents.some((e) => e.type !== 'ProgressRecorded')).map(([runId]) => runId);
+    // notification so it can look at just those; PostgreSQL delivers it at commit, and drops it on rollback. A new
+    // run's row was written with its notification in one statement.
+    const changed = [...byRun]
+      .filter(([runId, runEvents]) => !notified.has(runId) && runEvents.some((e) => e.type !== 'ProgressRecorded'))
+      .map(([runId]) => runId);
     for (let i = 0; i < changed.length; i += NOTIFY_RUNS) {
       await client.query({ name: 'ito_runs_notify', text: 'select pg_notify($1, $2)', values: [RUN_EVENTS_CHANNEL, changed.slice(i, i + NOTIFY_RUNS).join(',')] });
     }
@@ -41,9 +45,10 @@ export const runsProjection: InlineProjection<RunEventMap> & { reset(client: pg.
 
 /**
  * Folds each run's events of this batch in memory and writes the row once: a ReserveRun's two events cost one
- * INSERT, not an INSERT and an UPDATE.
+ * INSERT, not an INSERT and an UPDATE. A new run's INSERT carries its notification in the same statement (one
+ * round trip, not two); true when it did.
  */
-async function applyRunEvents(client: pg.PoolClient, runId: string, events: RunStoredEvent[]): Promise<void> {
+async function applyRunEvents(client: pg.PoolClient, runId: string, events: RunStoredEvent[]): Promise<boolean> {
   const first = events[0]!;
   let aggregate: RunAggregate;
   let isNew = false;
@@ -57,27 +62,31 @@ async function applyRunEvents(client: pg.PoolClient, runId: string, events: RunS
     if (locked) aggregate = locked;
     else {
       const { rows } = await client.query<{ aggregate: RunAggregate }>('select aggregate from runs where run_id = $1 for update', [runId]);
-      if (!rows[0]) return;
+      if (!rows[0]) return false;
       aggregate = normalizeRunAggregate(rows[0].aggregate);
     }
   }
   // Replaying events the row already holds (a rebuild racing an append) changes nothing.
   const fresh = events.filter((e) => e.streamVersion > aggregate.version);
-  if (fresh.length === 0) return;
+  if (fresh.length === 0) return false;
   for (const e of fresh) aggregate = evolveRun(aggregate, e);
   const last = fresh.at(-1)!;
   if (isNew && reserved) {
+    // The data-modifying CTE runs to completion whether or not the outer select reads it.
     await client.query({
-      name: 'ito_runs_projection_insert',
-      text: `insert into runs (run_id, tenant_id, booking_id, state, stage, manifest_digest, idempotency_key, confirmation_ref,
-         estimated_cost_usd, incremental_cost_usd, plan, aggregate, version, created_at, updated_at)
-       values ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15)
-       on conflict (run_id) do nothing`,
+      name: 'ito_runs_projection_insert_notify',
+      text: `with inserted as (
+         insert into runs (run_id, tenant_id, booking_id, state, stage, manifest_digest, idempotency_key, confirmation_ref,
+           estimated_cost_usd, incremental_cost_usd, plan, aggregate, version, created_at, updated_at)
+         values ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15)
+         on conflict (run_id) do nothing
+       )
+       select pg_notify($16, $1)`,
       values: [runId, first.tenantId, reserved.booking_id, aggregate.status, aggregate.stage, reserved.manifest_digest, reserved.idempotency_key,
         reserved.confirmation_ref, reserved.estimated_cost_usd, reserved.incremental_cost_usd, JSON.stringify(reserved.plan),
-        JSON.stringify(aggregate), last.streamVersion, first.recordedAt, last.recordedAt],
+        JSON.stringify(aggregate), last.streamVersion, first.recordedAt, last.recordedAt, RUN_EVENTS_CHANNEL],
     });
-    return;
+    return true;
   }
   await client.query('update runs set state = $2, stage = $3, aggregate = $4, version = $5, updated_at = $6 where run_id = $1', [
     runId,
@@ -87,4 +96,5 @@ async function applyRunEvents(client: pg.PoolClient, runId: string, events: RunS
     last.streamVersion,
     last.recordedAt,
   ]);
+  return false;
 }
