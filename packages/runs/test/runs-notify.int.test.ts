@@ -1,14 +1,14 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runStreamId, type RunEvent } from '@ito/domain';
-import { RUN_EVENTS_CHANNEL, createApiLedger, createRun } from '@ito/runs';
+import { RUN_EVENTS_CHANNEL, createApiLedger, createRun, newRunAppend } from '@ito/runs';
 import { usePool } from '../../ledger/test/harness.js';
 import { RUN, planned, started } from '../../domain/test/support/run-history.js';
 
 /**
  * The runs projection names the runs a transaction changed on RUN_EVENTS_CHANNEL, delivered at commit: the relay
- * looks at exactly those. A new run's row and its notification go in one statement; a later change notifies too;
- * a rolled-back transaction notifies nothing.
+ * looks at exactly those. A new run alone in its append has its row and its notification in one statement; new
+ * runs appended together, and a later change, are notified too; a rolled-back transaction notifies nothing.
  */
 const db = usePool(4);
 const TENANT = `ten_${'3'.repeat(32)}`;
@@ -62,6 +62,17 @@ describe('the runs projection notifies the relay', () => {
     const more = (JSON.parse(JSON.stringify(started(planned(), 'pretrain')).replaceAll(RUN, runId)) as RunEvent[]).slice(events.length);
     await createApiLedger(db.pool()).append(runStreamId(runId), more, { tenantId: TENANT, expectedVersion: events.length });
     expect(await heardUntilMarker()).toEqual([runId]);
+  });
+
+  it('names every new run of a batch of several (their rows plain INSERTs, one notification)', async () => {
+    await heardUntilMarker();
+    const [one, two] = [history(), history()];
+    await createApiLedger(db.pool()).transaction((tx) =>
+      tx.appendMany([one, two].map(({ runId, events }) => newRunAppend(TENANT, runId, events, { actor: 'test' }))),
+    );
+    expect(await heardUntilMarker()).toEqual([one.runId, two.runId]);
+    const { rows } = await db.pool().query('select run_id from runs where run_id = any($1) order by run_id', [[one.runId, two.runId]]);
+    expect(rows.map((r) => r.run_id)).toEqual([one.runId, two.runId].sort());
   });
 
   it('says nothing, and leaves no row, when the transaction rolls back', async () => {

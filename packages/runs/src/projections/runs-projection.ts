@@ -13,6 +13,11 @@ const NOTIFY_RUNS = 100;
 
 type RunStoredEvent = StoredEventOf<RunEventMap>;
 
+const INSERT_RUN = `insert into runs (run_id, tenant_id, booking_id, state, stage, manifest_digest, idempotency_key, confirmation_ref,
+    estimated_cost_usd, incremental_cost_usd, plan, aggregate, version, created_at, updated_at)
+  values ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15)
+  on conflict (run_id) do nothing`;
+
 /**
  * The runs table, kept in the append transaction so a command reads its own write. The row holds the folded
  * aggregate; `state` and `stage` are copied out of it for queries. Rebuildable from position 0.
@@ -26,11 +31,13 @@ export const runsProjection: InlineProjection<RunEventMap> & { reset(client: pg.
       const runId = e.data.run_id;
       if (runId) byRun.set(runId, [...(byRun.get(runId) ?? []), e]);
     }
+    // One run in the batch (an append's, a train's): a new run's row carries its notification in the same
+    // statement. Many (a rebuild, an audit replay): the rows stay plain INSERTs, which a replay writes in bulk.
+    const alone = byRun.size === 1;
     const notified = new Set<string>();
-    for (const [runId, runEvents] of byRun) if (await applyRunEvents(client, runId, runEvents)) notified.add(runId);
+    for (const [runId, runEvents] of byRun) if (await applyRunEvents(client, runId, runEvents, alone)) notified.add(runId);
     // The runs the orchestrator may have something to do for (progress alone never gives it any), named in the
-    // notification so it can look at just those; PostgreSQL delivers it at commit, and drops it on rollback. A new
-    // run's row was written with its notification in one statement.
+    // notification so it can look at just those; PostgreSQL delivers it at commit, and drops it on rollback.
     const changed = [...byRun]
       .filter(([runId, runEvents]) => !notified.has(runId) && runEvents.some((e) => e.type !== 'ProgressRecorded'))
       .map(([runId]) => runId);
@@ -45,10 +52,10 @@ export const runsProjection: InlineProjection<RunEventMap> & { reset(client: pg.
 
 /**
  * Folds each run's events of this batch in memory and writes the row once: a ReserveRun's two events cost one
- * INSERT, not an INSERT and an UPDATE. A new run's INSERT carries its notification in the same statement (one
- * round trip, not two); true when it did.
+ * INSERT, not an INSERT and an UPDATE. With `notifyNew`, a new run's INSERT carries its notification in the same
+ * statement (one round trip, not two); true when it did.
  */
-async function applyRunEvents(client: pg.PoolClient, runId: string, events: RunStoredEvent[]): Promise<boolean> {
+async function applyRunEvents(client: pg.PoolClient, runId: string, events: RunStoredEvent[], notifyNew: boolean): Promise<boolean> {
   const first = events[0]!;
   let aggregate: RunAggregate;
   let isNew = false;
@@ -72,19 +79,18 @@ async function applyRunEvents(client: pg.PoolClient, runId: string, events: RunS
   for (const e of fresh) aggregate = evolveRun(aggregate, e);
   const last = fresh.at(-1)!;
   if (isNew && reserved) {
+    const values = [runId, first.tenantId, reserved.booking_id, aggregate.status, aggregate.stage, reserved.manifest_digest, reserved.idempotency_key,
+      reserved.confirmation_ref, reserved.estimated_cost_usd, reserved.incremental_cost_usd, JSON.stringify(reserved.plan),
+      JSON.stringify(aggregate), last.streamVersion, first.recordedAt, last.recordedAt];
+    if (!notifyNew) {
+      await client.query({ name: 'ito_runs_projection_insert', text: INSERT_RUN, values });
+      return false;
+    }
     // The data-modifying CTE runs to completion whether or not the outer select reads it.
     await client.query({
       name: 'ito_runs_projection_insert_notify',
-      text: `with inserted as (
-         insert into runs (run_id, tenant_id, booking_id, state, stage, manifest_digest, idempotency_key, confirmation_ref,
-           estimated_cost_usd, incremental_cost_usd, plan, aggregate, version, created_at, updated_at)
-         values ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15)
-         on conflict (run_id) do nothing
-       )
-       select pg_notify($16, $1)`,
-      values: [runId, first.tenantId, reserved.booking_id, aggregate.status, aggregate.stage, reserved.manifest_digest, reserved.idempotency_key,
-        reserved.confirmation_ref, reserved.estimated_cost_usd, reserved.incremental_cost_usd, JSON.stringify(reserved.plan),
-        JSON.stringify(aggregate), last.streamVersion, first.recordedAt, last.recordedAt, RUN_EVENTS_CHANNEL],
+      text: `with inserted as (${INSERT_RUN}) select pg_notify($16, $1)`,
+      values: [...values, RUN_EVENTS_CHANNEL],
     });
     return true;
   }
