@@ -1,5 +1,5 @@
 /**
- * `npm run bench:pipeline -- --json [--runs 200] [--time-scale 20000] [--backend redis|postgres] [--submit-rate 20] [--split-roles]`
+ * `npm run bench:pipeline -- --json [--small] [--runs 200] [--time-scale 20000] [--backend redis|postgres] [--submit-rate 20] [--split-roles]`
  *
  * 200 runs at once on 400 simulated nodes, through every stage. `ito-server start` (every role) runs in a child
  * process on a scratch database; this process is the fleet: one bootstrap through the operator's service, then
@@ -8,7 +8,10 @@
  * orchestration hand-off of every stage (StageCompleted → the next StageStarted, or RunConfirmed → the first
  * StageStarted) p50/p99, the run time, and the CPU of the server, of PostgreSQL and of the fleet.
  *
- * The goal is a hand-off p99 under 250 ms at this load. Nothing here is a timed test: it prints numbers.
+ * The goal is a hand-off p99 under 250 ms at this load, the submission ramp included. Nothing here is a timed test: it
+ * prints numbers. With `--json`, stdout is one JSON object: issue 30's goal by name, `handoff_p99_ms` `{ value, goal,
+ * met }` (met only if every run succeeded), and every measurement under `details`. `--small`: 20 runs on 40 nodes at
+ * a clock of 100,000× (a couple of minutes), to check the bench works; its figures are noise.
  */
 import { spawn } from 'node:child_process';
 import { readFileSync, readdirSync } from 'node:fs';
@@ -26,15 +29,18 @@ import { migrateDatabase } from '@ito/ledger';
 import { h200Booking } from '../fixtures/bookings.js';
 import { freePort } from '../support/services.js';
 import { createScratchDatabase } from '../support/scratch-db.js';
+import { loadAverage1m } from './proc-cpu.js';
 
 const args = process.argv.slice(2);
 const json = args.includes('--json');
+const SMALL = args.includes('--small');
 const opt = (name: string, dflt: string) => {
   const i = args.indexOf(name);
   return i >= 0 ? args[i + 1]! : dflt;
 };
-const RUNS = Number(opt('--runs', '200'));
-const TIME_SCALE = Number(opt('--time-scale', '20000'));
+const RUNS = Number(opt('--runs', SMALL ? '20' : '200'));
+const TIME_SCALE = Number(opt('--time-scale', SMALL ? '100000' : '20000'));
+const GOAL_P99_MS = 250;
 const BACKEND = opt('--backend', 'redis');
 /** Runs submitted per second (open loop): the runs overlap once the ramp is done, as a desk's would. */
 const SUBMIT_RATE = Number(opt('--submit-rate', '20'));
@@ -146,6 +152,7 @@ async function main(): Promise<void> {
     };
     const digest = manifestDigest(manifest);
     const serverCpuNow = () => servers.reduce((sum, child) => sum + cpuSeconds(child.pid!), 0);
+    const load0 = loadAverage1m();
     const serverCpu0 = serverCpuNow();
     const pgCpu0 = postgresCpuSeconds();
     const fleetCpu0 = process.cpuUsage();
@@ -201,6 +208,8 @@ async function main(): Promise<void> {
     handoffs.sort((a, b) => a - b);
     const { rows: states } = await pool.query<{ state: string; n: number }>('select state, count(*)::int as n from runs group by state order by state');
     const result = {
+      small: SMALL,
+      load_average_1m: { before: load0, after: loadAverage1m() },
       runs: RUNS,
       nodes: agents.length,
       backend: BACKEND,
@@ -219,9 +228,17 @@ async function main(): Promise<void> {
         postgres: Math.round((pgCpu / elapsedS) * 100) / 100,
         fleet: Math.round(((fleet.user + fleet.system) / 1e6 / elapsedS) * 100) / 100,
       },
-      goal: { handoff_p99_ms: 250, met: percentile(handoffs, 99) < 250 },
+      goal: { handoff_p99_ms: GOAL_P99_MS, met: percentile(handoffs, 99) < GOAL_P99_MS },
     };
-    process.stdout.write(json ? `${JSON.stringify(result)}\n` : `${JSON.stringify(result, null, 2)}\n`);
+    const p99 = percentile(handoffs, 99);
+    const handoff_p99_ms = {
+      value: Number.isFinite(p99) ? p99 : null,
+      goal: `< ${GOAL_P99_MS} (stage hand-off p99, ${RUNS} runs on ${agents.length} nodes, submission ramp included, every run succeeded)`,
+      met: Number.isFinite(p99) && p99 < GOAL_P99_MS && (result.states.succeeded ?? 0) === RUNS,
+    };
+    say(`goal handoff_p99_ms ${handoff_p99_ms.goal}: ${handoff_p99_ms.value} ${handoff_p99_ms.met ? 'met' : 'NOT met'}`);
+    const out = { handoff_p99_ms, details: result };
+    process.stdout.write(json ? `${JSON.stringify(out)}\n` : `${JSON.stringify(out, null, 2)}\n`);
   } finally {
     await Promise.all(agents.map((a) => a.stop()));
     await Promise.all(servers.map((child) => new Promise((r) => (child.once('exit', r), child.kill('SIGTERM')))));

@@ -52,6 +52,16 @@ describe('POST /v1/runs — the happy path', () => {
     const stored = await api.pool.query(`select metadata from events where stream_id = $1 order by stream_version`, [`run-${d.run_id}`]);
     expect(stored.rows).toHaveLength(3);
     for (const row of stored.rows) expect(row.metadata).toMatchObject({ actor: expect.any(String), idempotencyKey: 'train-happy-1' });
+    // The consumed confirmation and the run's first events are one multi-stream append: one statement, in that order.
+    const written = await api.pool.query<{ type: string; position: string; transaction_id: string }>(
+      `select type, position::text, transaction_id::text from events
+       where (type = 'ConfirmationConsumed' and data->>'ref' = $1) or stream_id = $2 order by events.position`,
+      [ref, `run-${d.run_id}`],
+    );
+    expect(written.rows.map((row) => row.type)).toEqual(['ConfirmationConsumed', 'RunReserved', 'RunConfirmed', 'PipelinePlanned']);
+    expect(new Set(written.rows.map((row) => row.transaction_id)).size).toBe(1);
+    const positions = written.rows.map((row) => Number(row.position));
+    expect(positions).toEqual(positions.map((_, i) => positions[0]! + i));
   });
 
   it('the same key and request replays the first answer and says so; a different request is idempotency_key_reused', async () => {

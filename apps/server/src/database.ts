@@ -34,10 +34,10 @@ export async function openLedgerDatabase(cfg: ItoConfig, logger: Logger): Promis
 
 const openConnections = new WeakMap<pg.Pool, Set<pg.PoolClient>>();
 
-export function createPool(url: string, logger: Logger): pg.Pool {
+export function createPool(url: string, logger: Logger, max = 30): pg.Pool {
   // Sized for the roles sharing it: agent reports and stage jobs are short transactions of several round trips,
   // so throughput under load is bound by how many can be in flight, not by CPU.
-  const pool = new pg.Pool({ connectionString: url, max: 30, connectionTimeoutMillis: 5_000 });
+  const pool = new pg.Pool({ connectionString: url, max, connectionTimeoutMillis: 5_000 });
   // An idle client losing its connection is recoverable; without a listener it would crash the process.
   pool.on('error', (err) => logger.warn({ err: { message: err.message } }, 'idle database connection failed'));
   const open = new Set<pg.PoolClient>();

@@ -12,6 +12,9 @@ import { storageRegistryOf } from './storage-settings.js';
 import { auditDigestRegistration, loadAuditSigningKey } from './workers/audit-digest.js';
 import { WORKER_REGISTRATIONS, startRegisteredWorkers } from './workers/registry.js';
 
+/** The pipeline workers' 16 slots, the relay's listener and its evaluations. */
+const WORKER_POOL_SIZE = 20;
+
 export interface RunningServer {
   /** Graceful stop; resolves true when every step was clean. Idempotent. */
   stop(): Promise<boolean>;
@@ -40,6 +43,10 @@ export async function startServer(cfg: ItoConfig, roles: Role[], logger: Logger)
 
     const pool = createPool(db.url, logger);
     steps.push({ name: 'pool', run: () => closePool(pool), timeoutMs: 6_000 });
+    // The worker role's own connections when the API shares the process: agents' reports and heartbeats queue for
+    // the API's pool, never in front of the relay and the stage jobs that hand a run from one stage to the next.
+    const workerPool = roles.includes('worker') && roles.includes('api') ? createPool(db.url, logger, WORKER_POOL_SIZE) : pool;
+    if (workerPool !== pool) steps.push({ name: 'worker pool', run: () => closePool(workerPool), timeoutMs: 6_000 });
 
     // One registry per process: its S3 client keeps its sockets for every stage, cleanup and confirmation.
     const storage = storageRegistryOf(cfg);
@@ -59,12 +66,12 @@ export async function startServer(cfg: ItoConfig, roles: Role[], logger: Logger)
       await kit.assertDurable();
       const workerLog = logger.child({ role: 'worker' });
       // Run changes must keep the API's inline projections (runs, tasks, bookings), whoever appends them.
-      const runLedger = createApiLedger(pool);
+      const runLedger = createApiLedger(workerPool);
       await startRegisteredWorkers(kit, {
-        ledger: createLedger({ pool }),
+        ledger: createLedger({ pool: workerPool }),
         logger: workerLog,
         pipeline: {
-          pool,
+          pool: workerPool,
           ledger: runLedger,
           logger: workerLog,
           now: () => new Date(),
@@ -77,7 +84,7 @@ export async function startServer(cfg: ItoConfig, roles: Role[], logger: Logger)
         },
       }, signingKey ? [...WORKER_REGISTRATIONS, auditDigestRegistration(signingKey, cfg.ITO_AUDIT_DIGEST_INTERVAL_S * 1000)] : WORKER_REGISTRATIONS);
       const evaluator = createRunEvaluator(createJobClient(kit, pipelineJobs), workerLog);
-      const relay = startRelay(runLedger, orchestratorProjection(evaluator), evaluator, workerLog, { listenOn: { pool, channel: RUN_EVENTS_CHANNEL } });
+      const relay = startRelay(runLedger, orchestratorProjection(evaluator), evaluator, workerLog, { listenOn: { pool: workerPool, channel: RUN_EVENTS_CHANNEL } });
       // Stopped before the queue closes: its last batch may still be enqueueing.
       steps.push({ name: 'orchestrator', run: () => relay.stop() });
     }

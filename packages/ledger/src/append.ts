@@ -56,12 +56,61 @@ function statementFor(expected: AppendOptions['expectedVersion']): { name: strin
   return { name: 'ito_ledger_append_exact', text: APPEND_EXACT, exact: expected };
 }
 
-interface PreparedEvent {
+export interface PreparedEvent {
   type: string;
   schemaVersion: number;
   data: Record<string, unknown>;
   metadata: Record<string, unknown>;
   contentHash: string;
+}
+
+/** Stored precision is milliseconds, so the hash is computed over the value that will be read back. */
+export function storedInstant(recordedAt: Date): Date {
+  return new Date(Math.floor(recordedAt.getTime()));
+}
+
+/** Each event as it will be stored (data and metadata normalised through JSON once), with its content hash. */
+export function prepareEvents(streamId: string, tenantId: string, events: readonly NewEvent[], at: Date): PreparedEvent[] {
+  return events.map((e) => {
+    // Normalise through JSON once so the stored jsonb and the hashed value are the same value.
+    const data = JSON.parse(JSON.stringify(e.data)) as Record<string, unknown>;
+    const metadata = JSON.parse(JSON.stringify(e.metadata ?? {})) as Record<string, unknown>;
+    const schemaVersion = e.schemaVersion ?? 1;
+    return {
+      type: e.type,
+      schemaVersion,
+      data,
+      metadata,
+      contentHash: contentHash({ tenantId, streamId, type: e.type, schemaVersion, data, metadata, recordedAt: at }),
+    };
+  });
+}
+
+/** What was written, in stream order, from the rows the INSERT returned for one stream. */
+export function storedFrom(
+  streamId: string,
+  tenantId: string,
+  prepared: readonly PreparedEvent[],
+  rows: Array<{ position: string; stream_version: number; transaction_id: string }>,
+  at: Date,
+): AppendResult {
+  rows.sort((a, b) => a.stream_version - b.stream_version);
+  const stored: StoredEvent[] = rows.map((row, i) => {
+    const p = prepared[i] as PreparedEvent;
+    return {
+      position: Number(row.position),
+      streamId,
+      streamVersion: row.stream_version,
+      tenantId,
+      type: p.type,
+      schemaVersion: p.schemaVersion,
+      data: p.data,
+      metadata: p.metadata,
+      recordedAt: at,
+      transactionId: row.transaction_id,
+    };
+  });
+  return { nextExpectedVersion: (stored[stored.length - 1] as StoredEvent).streamVersion, events: stored };
 }
 
 /** Appends in one statement on `db` (a pool for autocommit, or a client inside a transaction). */
@@ -73,21 +122,8 @@ export async function appendEvents(
   recordedAt: Date,
 ): Promise<AppendResult> {
   validateAppend(streamId, events, opts);
-  // Stored precision is milliseconds, so the hash is computed over the value that will be read back.
-  const at = new Date(Math.floor(recordedAt.getTime()));
-  const prepared: PreparedEvent[] = events.map((e) => {
-    // Normalise through JSON once so the stored jsonb and the hashed value are the same value.
-    const data = JSON.parse(JSON.stringify(e.data)) as Record<string, unknown>;
-    const metadata = JSON.parse(JSON.stringify(e.metadata ?? {})) as Record<string, unknown>;
-    const schemaVersion = e.schemaVersion ?? 1;
-    return {
-      type: e.type,
-      schemaVersion,
-      data,
-      metadata,
-      contentHash: contentHash({ tenantId: opts.tenantId, streamId, type: e.type, schemaVersion, data, metadata, recordedAt: at }),
-    };
-  });
+  const at = storedInstant(recordedAt);
+  const prepared = prepareEvents(streamId, opts.tenantId, events, at);
   const statement = statementFor(opts.expectedVersion);
   const values: unknown[] = [streamId, opts.tenantId, JSON.stringify(prepared), at.toISOString()];
   if (statement.exact !== null) values.push(statement.exact);
@@ -102,28 +138,11 @@ export async function appendEvents(
     throw err;
   }
   if (rows.length === 0) throw new VersionConflictError(streamId, opts.expectedVersion, await currentVersion(db, streamId, opts.tenantId));
-  rows.sort((a, b) => a.stream_version - b.stream_version);
-
-  const stored: StoredEvent[] = rows.map((row, i) => {
-    const p = prepared[i] as PreparedEvent;
-    return {
-      position: Number(row.position),
-      streamId,
-      streamVersion: row.stream_version,
-      tenantId: opts.tenantId,
-      type: p.type,
-      schemaVersion: p.schemaVersion,
-      data: p.data,
-      metadata: p.metadata,
-      recordedAt: at,
-      transactionId: row.transaction_id,
-    };
-  });
-  return { nextExpectedVersion: (stored[stored.length - 1] as StoredEvent).streamVersion, events: stored };
+  return storedFrom(streamId, opts.tenantId, prepared, rows, at);
 }
 
 /** Only on the failure path, to say in the error where the stream actually is. */
-async function currentVersion(db: pg.Pool | pg.PoolClient, streamId: string, tenantId: string): Promise<number | null> {
+export async function currentVersion(db: pg.Pool | pg.PoolClient, streamId: string, tenantId: string): Promise<number | null> {
   try {
     const { rows } = await db.query<{ v: number | null }>(// Scoped to the tenant: another tenant's stream reads as absent, never as its version.
       'select max(stream_version) as v from events where stream_id = $1 and tenant_id = $2',
@@ -135,7 +154,7 @@ async function currentVersion(db: pg.Pool | pg.PoolClient, streamId: string, ten
   }
 }
 
-function isUniqueViolation(err: unknown, constraint: string): boolean {
+export function isUniqueViolation(err: unknown, constraint: string): boolean {
   const e = err as { code?: string; constraint?: string };
   return e?.code === '23505' && e.constraint === constraint;
 }

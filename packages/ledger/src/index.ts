@@ -2,6 +2,7 @@
 export { migrationsFolder, migrateDatabase } from './migrate.js';
 export { VersionConflictError } from './errors.js';
 export { createLedger, type CreateLedgerOptions } from './ledger.js';
+export { MAX_STREAMS_PER_APPEND } from './append-many.js';
 export { findIdempotencyResult } from './idempotency.js';
 export type { ChainLink, EventContent } from './hashing.js';
 export type {
@@ -25,6 +26,8 @@ export type {
   RebuildableProjection,
   StoredEvent,
   StoredEventOf,
+  StreamAppend,
+  AppendResults,
   StreamRule,
   UntypedEvents,
   Upcaster,

@@ -1,6 +1,7 @@
 import type pg from 'pg';
 import { ItoError } from '@ito/contracts';
 import { appendEvents } from './append.js';
+import { appendStreams, validateMany } from './append-many.js';
 import { beginClaimSql, claimFrom, completeAndCommitSql, idempotencyFor } from './idempotency.js';
 import { rebuildProjection, runProjectionBatch } from './projections.js';
 import { readSafe, readStreamRows } from './read.js';
@@ -19,6 +20,7 @@ import type {
   NewEvent,
   NewEventOf,
   StoredEvent,
+  StreamAppend,
   StreamRule,
   Upcaster,
 } from './types.js';
@@ -44,32 +46,50 @@ export function createLedger(opts: CreateLedgerOptions): Ledger {
   const inline = opts.inlineProjections ?? [];
   const rules = opts.streamRules ?? [];
 
-  const projectionsFor = (events: readonly NewEvent[]): InlineProjection<AnyEvents>[] =>
+  const projectionsFor = (events: readonly { type: string }[]): InlineProjection<AnyEvents>[] =>
     inline.filter((p) => !p.handles || events.some((e) => p.handles?.includes(e.type)));
   const ruleFor = (streamId: string): StreamRule | undefined => rules.find((r) => r.owns(streamId));
 
-  async function appendInTx(client: pg.PoolClient, streamId: string, given: readonly NewEvent[], appendOpts: AppendOptions): Promise<AppendResult> {
+  /** The events the stream's rule (if one owns it) completes the append with: what is written. */
+  async function completeByRule(client: pg.PoolClient, streamId: string, given: readonly NewEvent[], appendOpts: AppendOptions): Promise<readonly NewEvent[]> {
     const rule = ruleFor(streamId);
-    let events = given;
-    if (rule) {
-      // The rule reads and decides on what it is handed: only a well-formed append of its own types reaches it.
-      validateAppend(streamId, given, appendOpts);
-      if (!given.every((e) => rule.types.includes(e.type))) {
-        throw new ItoError('validation_failed', `the append holds an event of a type the ${rule.name} streams do not hold`);
-      }
-      events = await rule.complete(client, streamId, given, appendOpts);
+    if (!rule) return given;
+    // The rule reads and decides on what it is handed: only a well-formed append of its own types reaches it.
+    validateAppend(streamId, given, appendOpts);
+    if (!given.every((e) => rule.types.includes(e.type))) {
+      throw new ItoError('validation_failed', `the append holds an event of a type the ${rule.name} streams do not hold`);
     }
-    const result = await appendEvents(client, streamId, events, appendOpts, now());
-    for (const p of projectionsFor(events)) {
-      const handled = result.events.filter((e) => !p.handles || p.handles.includes(e.type)).map((e) => upcasters.apply(e));
+    return rule.complete(client, streamId, given, appendOpts);
+  }
+
+  /** Each inline projection that handles any of `written`'s events, once, on those events in order. */
+  async function project(client: pg.PoolClient, written: readonly StoredEvent[]): Promise<void> {
+    for (const p of projectionsFor(written)) {
+      const handled = written.filter((e) => !p.handles || p.handles.includes(e.type)).map((e) => upcasters.apply(e));
       await p.apply(client, handled);
     }
+  }
+
+  async function appendInTx(client: pg.PoolClient, streamId: string, given: readonly NewEvent[], appendOpts: AppendOptions): Promise<AppendResult> {
+    const events = await completeByRule(client, streamId, given, appendOpts);
+    const result = await appendEvents(client, streamId, events, appendOpts, now());
+    await project(client, result.events);
     return result;
+  }
+
+  async function appendManyInTx(client: pg.PoolClient, appends: readonly StreamAppend[]): Promise<AppendResult[]> {
+    validateMany(appends);
+    const completed: StreamAppend[] = [];
+    for (const a of appends) completed.push({ ...a, events: await completeByRule(client, a.streamId, a.events, a.opts) });
+    const results = await appendStreams(client, completed, now());
+    await project(client, results.flatMap((r) => r.events));
+    return results;
   }
 
   const txFor = (client: pg.PoolClient): LedgerTx => ({
     client,
     append: async (streamId, events, appendOpts) => asTyped(await appendInTx(client, streamId, asStored(events), appendOpts)),
+    appendMany: async (appends) => (await appendManyInTx(client, appends)) as never,
     idempotency: idempotencyFor(client),
   });
 
@@ -115,6 +135,13 @@ export function createLedger(opts: CreateLedgerOptions): Ledger {
       // No stream rule and no inline projection for these types: a single autocommit statement, one round trip.
       if (!ruleFor(streamId) && projectionsFor(events ?? []).length === 0) return asTyped(await appendEvents(pool, streamId, events, appendOpts, now()));
       return transaction((tx) => tx.append(streamId, typed, appendOpts));
+    },
+    async appendMany(appends) {
+      // No stream rule and no inline projection involved: a single autocommit statement, one round trip.
+      validateMany(appends);
+      const plain = appends.every((a) => !ruleFor(a.streamId) && projectionsFor(a.events).length === 0);
+      if (plain) return (await appendStreams(pool, appends, now())) as never;
+      return transaction((tx) => tx.appendMany(appends));
     },
     transaction,
     idempotentTransaction,

@@ -73,6 +73,18 @@ export interface AppendResult<M extends EventMap = UntypedEvents> {
   events: StoredEventOf<M>[];
 }
 
+/** One stream's part of a multi-stream append: its events (of its map `M`) and its own expectation. */
+export interface StreamAppend<M extends EventMap = UntypedEvents> {
+  streamId: string;
+  events: readonly NewEventOf<M>[];
+  opts: AppendOptions;
+}
+
+/** What a multi-stream append wrote: one result per stream, in the order given, each typed with its stream's map. */
+export type AppendResults<T extends readonly StreamAppend<AnyEvents>[]> = {
+  -readonly [K in keyof T]: T[K] extends StreamAppend<infer M extends EventMap> ? AppendResult<M> : AppendResult;
+};
+
 /** Lifts `data` of one event type from `fromVersion` to `fromVersion + 1`; upcasters chain on read. */
 export interface Upcaster {
   type: string;
@@ -156,12 +168,21 @@ export interface LedgerTx {
   /** Raw queries inside the same transaction. */
   client: pg.PoolClient;
   append<M extends EventMap = UntypedEvents>(streamId: string, events: readonly NewEventOf<M>[], opts: AppendOptions): Promise<AppendResult<M>>;
+  /**
+   * Appends to several streams in one statement, each with its own expected version, with the meaning of the same
+   * appends made one after another in this transaction (the same conflicts and errors, each stream's rule applied),
+   * except that a refusal writes nothing at all. The stream rules run first, in order; then the one INSERT; then
+   * each inline projection once, on the events of every stream it handles, in the order given.
+   */
+  appendMany<const T extends readonly StreamAppend<AnyEvents>[]>(appends: T): Promise<AppendResults<T>>;
   idempotency: IdempotencyTx;
 }
 
 export interface Ledger {
   /** One round trip when no inline projection handles these types; else a transaction that also runs them. */
   append<M extends EventMap = UntypedEvents>(streamId: string, events: readonly NewEventOf<M>[], opts: AppendOptions): Promise<AppendResult<M>>;
+  /** `LedgerTx.appendMany` on its own: one autocommit statement when no rule or inline projection is involved. */
+  appendMany<const T extends readonly StreamAppend<AnyEvents>[]>(appends: T): Promise<AppendResults<T>>;
   /** BEGIN … COMMIT; rolls back when fn throws. */
   transaction<T>(fn: (tx: LedgerTx) => Promise<T>): Promise<T>;
   /**

@@ -5,7 +5,7 @@
  */
 export { createApiLedger, INLINE_PROJECTIONS } from './run-ledger.js';
 export { runStreamRule } from './run-stream-rule.js';
-export { changeRun, appendRunEvents, createRun } from './run-writer.js';
+export { changeRun, appendRunEvents, createRun, newRunAppend } from './run-writer.js';
 export { processSloTargets } from './slo-targets.js';
 export {
   bookingNodeLiveness,

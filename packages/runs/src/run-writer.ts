@@ -1,6 +1,6 @@
 import { ItoError } from '@ito/contracts';
 import { runStreamId, type RunEvent, type RunEventMap } from '@ito/domain';
-import type { AppendResult, EventMetadata, LedgerTx } from '@ito/ledger';
+import type { AppendResult, EventMetadata, LedgerTx, StreamAppend } from '@ito/ledger';
 import { getRun, type RunRow } from './queries.js';
 import { rememberLockedRun } from './projections/known-runs.js';
 
@@ -44,5 +44,14 @@ export async function appendRunEvents(tx: LedgerTx, run: RunRow, events: RunEven
  * every later change, so a run is created only through the run ledger's door as well.
  */
 export function createRun(tx: LedgerTx, tenantId: string, runId: string, events: RunEvent[], metadata: EventMetadata): Promise<AppendResult<RunEventMap>> {
-  return tx.append<RunEventMap>(runStreamId(runId), events.map((e) => ({ ...e, metadata })), { tenantId, expectedVersion: 'no_stream' });
+  const start = newRunAppend(tenantId, runId, events, metadata);
+  return tx.append<RunEventMap>(start.streamId, start.events, start.opts);
+}
+
+/**
+ * The same start of a run's stream as one part of `tx.appendMany` (train's, beside its consumed confirmation, in
+ * one statement). The ledger applies the run streams' rule to it there as well: it is still the run ledger's door.
+ */
+export function newRunAppend(tenantId: string, runId: string, events: RunEvent[], metadata: EventMetadata): StreamAppend<RunEventMap> {
+  return { streamId: runStreamId(runId), events: events.map((e) => ({ ...e, metadata })), opts: { tenantId, expectedVersion: 'no_stream' } };
 }

@@ -89,6 +89,37 @@ describe('the run streams rule', () => {
     expect(written.at(-1)!.data).toMatchObject({ run_id: runId, slo: 'detection', measured_s: 700 });
   });
 
+  it('holds for a multi-stream append too: the run stream gets its SloBreached, the other stream its events, in one statement', async () => {
+    const { runId, history } = await startRun();
+    const before = await breachCount();
+    const loss = lateLoss(history);
+    const other = `cfm-rule-${runId}`;
+    const [, run] = await createApiLedger(db.pool()).transaction((tx) =>
+      tx.appendMany([
+        { streamId: other, events: [{ type: 'ConfirmationConsumed', data: { ref: other, consumed_for: runId } }], opts: { tenantId: TENANT, expectedVersion: 'no_stream' } },
+        { streamId: runStreamId(runId), events: loss.map((e) => ({ ...e, metadata: { actor: 'many' } })), opts: { tenantId: TENANT, expectedVersion: history.length } },
+      ]),
+    );
+    expect(run.events.map((e) => e.type)).toEqual([...loss.map((e) => e.type), 'SloBreached']);
+    expect((await streamTypes(runId)).slice(history.length)).toEqual([...loss.map((e) => e.type), 'SloBreached']);
+    expect(await breachCount()).toBe(before + 1);
+    expect((await getRun(db.pool(), TENANT, runId))!.version).toBe(history.length + loss.length + 1);
+  });
+
+  it('refuses a stranger in the run stream of a multi-stream append, and writes nothing of any of its streams', async () => {
+    const { runId, history } = await startRun();
+    const other = `cfm-rule-${runId}`;
+    const stranger = { type: 'BookingRecorded', data: { booking_id: `bkg_${'9'.repeat(32)}` } };
+    await expect(
+      createApiLedger(db.pool()).appendMany([
+        { streamId: other, events: [{ type: 'ConfirmationConsumed', data: { ref: other, consumed_for: runId } }], opts: { tenantId: TENANT, expectedVersion: 'no_stream' } },
+        { streamId: runStreamId(runId), events: [stranger], opts: { tenantId: TENANT, expectedVersion: 'any' } },
+      ]),
+    ).rejects.toMatchObject({ code: 'validation_failed' });
+    expect(await streamTypes(runId)).toHaveLength(history.length);
+    expect(await createApiLedger(db.pool()).readStream(other)).toEqual([]);
+  });
+
   it('refuses an event that is not a run event, and writes nothing of the append', async () => {
     const { runId, history } = await startRun();
     const stranger = { type: 'BookingRecorded', data: { booking_id: `bkg_${'9'.repeat(32)}` } };

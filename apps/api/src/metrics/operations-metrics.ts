@@ -56,13 +56,20 @@ export function registerOperationsMetrics(registry: Registry, pool: pg.Pool, que
       end();
     }
   };
-  const timedTx = (tx: LedgerTx): LedgerTx => ({ client: tx.client, idempotency: tx.idempotency, append: timedAppend(tx.append.bind(tx)) });
+  const timedTx = (tx: LedgerTx): LedgerTx => ({
+    client: tx.client,
+    idempotency: tx.idempotency,
+    append: timedAppend(tx.append.bind(tx)),
+    // A multi-stream append is one statement: one observation, like an append.
+    appendMany: timedAppend(tx.appendMany.bind(tx)) as LedgerTx['appendMany'],
+  });
 
   return {
     heartbeatsIngested,
     timed: (ledger) => ({
       ...ledger,
       append: timedAppend(ledger.append.bind(ledger)),
+      appendMany: timedAppend(ledger.appendMany.bind(ledger)) as typeof ledger.appendMany,
       transaction: (fn) => ledger.transaction((tx) => fn(timedTx(tx))),
       idempotentTransaction: (claim, work) => ledger.idempotentTransaction(claim, (tx) => work(timedTx(tx))),
     }),

@@ -11,11 +11,11 @@ import {
   type ConfirmationBinding,
 } from '@ito/domain';
 import { canonicalJson } from '@ito/ledger';
-import { checkManifestOnce, createRun, getTrainContext, newId, planOrRefusal, type StoredConfirmation } from '@ito/runs';
+import { checkManifestOnce, getTrainContext, newId, newRunAppend, planOrRefusal, type StoredConfirmation } from '@ito/runs';
 import { checkEligibilityId } from './booking-service.js';
 import type { Resources } from '../resources.js';
 import { fingerprintOf, idempotent } from './idempotent.js';
-import { checkConfirmationRecord, consumeInTransaction, requireConfirmationRef } from './use-confirmation.js';
+import { checkConfirmationRecord, consumeRow, consumedAppend, requireConfirmationRef } from './use-confirmation.js';
 
 export interface TrainInput {
   booking_id: string;
@@ -88,7 +88,7 @@ export async function train(res: Resources, tenantId: string, actor: string, key
     checkBudget(manifest, outcome.estimated_cost_usd, outcome.incremental_cost_usd);
 
     const runId = newId('run');
-    await consumeInTransaction(tx, ref, wanted, runId, now, actor);
+    await consumeRow(tx, ref, wanted, runId, now);
     const events = decideRun(
       {
         type: 'ReserveRun',
@@ -108,7 +108,8 @@ export async function train(res: Resources, tenantId: string, actor: string, key
       initialRunState(),
     );
     // The manifest's bytes were stored under this digest when the confirmation was requested.
-    const appended = await createRun(tx, tenantId, runId, events, { actor, idempotencyKey: key });
+    // ConfirmationConsumed and the run's first events in one statement; the run streams' rule applies all the same.
+    const [, appended] = await tx.appendMany([consumedAppend(ref, tenantId, runId, actor), newRunAppend(tenantId, runId, events, { actor, idempotencyKey: key })]);
     return {
       run_id: runId,
       booking_id: booking.booking_id,

@@ -1,6 +1,6 @@
 import { ItoError, type ConfirmationAction } from '@ito/contracts';
 import { checkConfirmationUse, type ConfirmationBinding } from '@ito/domain';
-import type { LedgerTx } from '@ito/ledger';
+import type { LedgerTx, StreamAppend } from '@ito/ledger';
 import { consumeConfirmation, getConfirmation, type StoredConfirmation } from '@ito/runs';
 import { confirmationStreamId } from './confirmation-service.js';
 
@@ -59,6 +59,25 @@ export function checkConfirmationRecord(record: StoredConfirmation | null, ref: 
  * consumption as an event in the same transaction. A concurrent use that lost the race is told why.
  */
 export async function consumeInTransaction(tx: LedgerTx, ref: string, wanted: ConfirmationBinding, consumedFor: string, now: Date, actor: string) {
+  await consumeRow(tx, ref, wanted, consumedFor, now);
+  const consumed = consumedAppend(ref, wanted.tenant_id, consumedFor, actor);
+  await tx.append(consumed.streamId, consumed.events, consumed.opts);
+}
+
+/** The consumption's event, for a caller that appends it with its own events in one statement (`tx.appendMany`). */
+export function consumedAppend(ref: string, tenantId: string, consumedFor: string, actor: string): StreamAppend {
+  return {
+    streamId: confirmationStreamId(ref),
+    events: [{ type: 'ConfirmationConsumed', data: { ref, consumed_for: consumedFor }, metadata: { actor } }],
+    opts: { tenantId, expectedVersion: 'any' },
+  };
+}
+
+/**
+ * The conditional UPDATE alone: the reference is consumed for `consumedFor`, or the refusal says why not. The
+ * caller appends `consumedAppend` in the same transaction.
+ */
+export async function consumeRow(tx: LedgerTx, ref: string, wanted: ConfirmationBinding, consumedFor: string, now: Date): Promise<void> {
   const consumed = await consumeConfirmation(tx.client, wanted.tenant_id, ref, consumedFor, now);
   if (!consumed) {
     const record = await getConfirmation(tx.client, wanted.tenant_id, ref);
@@ -69,9 +88,4 @@ export async function consumeInTransaction(tx: LedgerTx, ref: string, wanted: Co
     }
     throw new ItoError('confirmation_consumed', `confirmation ${ref} was already used`);
   }
-  await tx.append(
-    confirmationStreamId(ref),
-    [{ type: 'ConfirmationConsumed', data: { ref, consumed_for: consumedFor }, metadata: { actor } }],
-    { tenantId: wanted.tenant_id, expectedVersion: 'any' },
-  );
 }
