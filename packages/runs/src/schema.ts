@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm';
-import { bigint, doublePrecision, index, integer, jsonb, pgTable, primaryKey, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
+import { bigint, doublePrecision, index, integer, jsonb, numeric, pgTable, primaryKey, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
 
 /**
  * The API's tables. Runs and bookings are projections of their event streams (rebuilt from the ledger);
@@ -292,16 +292,22 @@ export const telemetryDayInterruptions = pgTable(
   (t) => [primaryKey({ columns: [t.dayMs, t.bookingId, t.cause] })],
 );
 
-export const telemetryDayValues = pgTable(
-  'telemetry_day_values',
+/**
+ * Histograms of checkpoint bandwidths and detection and resume latencies, per UTC day, booking and metric: fixed
+ * buckets of relative width 2^(1/128) (packages/telemetry, histogram.ts), each with its count and the exact sum of
+ * its values (numeric, so any order of batches and a retraction give the same row).
+ */
+export const telemetryDayHistograms = pgTable(
+  'telemetry_day_histograms',
   {
     dayMs: bigint('day_ms', { mode: 'number' }).notNull(),
     bookingId: text('booking_id').notNull(),
     metric: text('metric').notNull(),
-    value: doublePrecision('value').notNull(),
+    bucket: integer('bucket').notNull(),
     count: bigint('count', { mode: 'number' }).notNull(),
+    sum: numeric('sum').notNull(),
   },
-  (t) => [primaryKey({ columns: [t.dayMs, t.bookingId, t.metric, t.value] })],
+  (t) => [primaryKey({ columns: [t.dayMs, t.bookingId, t.metric, t.bucket] })],
 );
 
 export const telemetryInterruptions = pgTable(

@@ -1,0 +1,11 @@
+CREATE TABLE "telemetry_day_histograms" (
+	"day_ms" bigint NOT NULL,
+	"booking_id" text NOT NULL,
+	"metric" text NOT NULL,
+	"bucket" integer NOT NULL,
+	"count" bigint NOT NULL,
+	"sum" numeric NOT NULL,
+	CONSTRAINT "telemetry_day_histograms_day_ms_booking_id_metric_bucket_pk" PRIMARY KEY("day_ms","booking_id","metric","bucket")
+);
+--> statement-breakpoint
+DROP TABLE "telemetry_day_values" CASCADE;
