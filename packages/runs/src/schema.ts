@@ -246,11 +246,19 @@ export const telemetryBookings = pgTable('telemetry_bookings', {
   termEndMs: bigint('term_end_ms', { mode: 'number' }).notNull(),
 });
 
-export const telemetryRuns = pgTable('telemetry_runs', {
-  runId: text('run_id').primaryKey(),
-  bookingId: text('booking_id'),
-  state: jsonb('state').notNull(),
-});
+/**
+ * Each run's kept fold state. The desk asks for the time-scaled runs on every query: a partial index holds only
+ * those, so the question reads them, not every run the ledger ever held.
+ */
+export const telemetryRuns = pgTable(
+  'telemetry_runs',
+  {
+    runId: text('run_id').primaryKey(),
+    bookingId: text('booking_id'),
+    state: jsonb('state').notNull(),
+  },
+  (t) => [index('telemetry_runs_time_scaled_idx').on(t.bookingId).where(sql`(state->'clock'->>'time_scaled')::boolean`)],
+);
 
 export const telemetrySegments = pgTable(
   'telemetry_segments',
