@@ -30,9 +30,6 @@ export const telemetryProjection: AsyncProjection<BookingRecords & RunTelemetryE
   name: TELEMETRY_PROJECTION,
   handles: ['BookingRecorded', ...TELEMETRY_EVENT_TYPES],
   async apply(client, events) {
-    // The projection is rebuilt from the log: a batch lost to a crash before its commit reached the disk rolls
-    // back with its checkpoint and is folded again, so its commit need not wait for the WAL flush.
-    await client.query('set local synchronous_commit = off');
     const bookings: StoredEventOf<BookingRecords>[] = [];
     const runEvents: StoredEventOf<RunTelemetryEvents>[] = [];
     for (const e of events) {
