@@ -10,10 +10,11 @@
  *     in turn), resume from their last checkpoint with a restore and recomputed steps, then fine-tune and
  *     succeed; runs spread over bookings in 4 regions × 2 fabrics × 3 GPU models, written 100 runs at a time
  *     interleaved by time, as a busy ledger would hold them;
- *  2. a plain ordered scan of the same events through node-pg (keyset pages of 1,000 by position, the types the
+ *  2. a plain ordered scan of the same events through node-pg (keyset pages of 5,000 by position, the types the
  *     telemetry projection handles): the baseline rate, once before and once after the catch-up;
  *  3. the telemetry projection's catch-up from position 0, as the desk query runs it (`runProjection`, batches
- *     of 1,000, until nothing is left): events/s, and its ratio to the mean of the two scans;
+ *     of 5,000, until nothing is left): events/s, and its ratio to the mean of the two scans; and the CPU per
+ *     1,000 events of each (this process, and the scratch database's own PostgreSQL backends: neighbours' excluded);
  *  4. the desk query, `GET /v1/desk/telemetry?since=…&until=…&group_by=region,fabric,gpu` over the 30 days,
  *     against `ito-server start --role api` (child process), open loop at `--query-rate` queries per second
  *     (default 1) for `--queries` queries (default 30), latency from the scheduled send time; beside it, on the
@@ -31,11 +32,11 @@ import pg from 'pg';
 import { createAdminService, createApiLedger } from '@ito/runs';
 import { createLedger, migrateDatabase } from '@ito/ledger';
 import { TELEMETRY_EVENT_TYPES } from '@ito/telemetry';
-import { telemetryProjection } from '../../apps/api/src/projections/telemetry-projection.js';
+import { TELEMETRY_CATCH_UP_BATCH, telemetryProjection } from '../../apps/api/src/projections/telemetry-projection.js';
 import { createScratchDatabase } from '../support/scratch-db.js';
 import { writeBulkEvents, type BulkEvent } from './bulk-ledger.js';
 import { startChildServer } from './child-server.js';
-import { cpuMeter, cpuSeconds, loadAverage1m, postgresCpuSource, selfCpuSeconds } from './proc-cpu.js';
+import { cpuMeter, cpuSeconds, cpuSecondsMeter, loadAverage1m, postgresCpuSource, selfCpuSeconds } from './proc-cpu.js';
 
 const args = process.argv.slice(2);
 const json = args.includes('--json');
@@ -52,7 +53,8 @@ const LARGE_EVENTS = Math.round(flag('--large-events', 10 * EVENTS));
 const LARGE = !args.includes('--no-large');
 const QUERIES = Math.round(flag('--queries', SMALL ? 10 : 30));
 const QUERY_RATE = flag('--query-rate', SMALL ? 2 : 1);
-const CATCH_UP_BATCH = 1_000;
+/** The desk's own catch-up batch; the plain scan reads pages of the same size. */
+const CATCH_UP_BATCH = TELEMETRY_CATCH_UP_BATCH;
 /** Queries sent one after another before the open loop, for the service time of one query. */
 const SERIAL_QUERIES = 5;
 /** Leaves the scratch database in place (its URL on stderr), to look at the query plans afterwards. */
@@ -181,6 +183,18 @@ async function plainScan(pool: pg.Pool): Promise<number> {
   }
 }
 
+/**
+ * CPU seconds of the scratch database's own backends (this pool's connections), not of every PostgreSQL process
+ * on a shared machine. The pids are listed when the source is made; a connection opened later is not counted.
+ */
+async function ownBackendsCpu(pool: pg.Pool): Promise<() => number> {
+  const { rows } = await pool.query<{ pid: number }>('select pid from pg_stat_activity where datname = current_database()');
+  return () => rows.reduce((sum, r) => sum + cpuSeconds(r.pid), 0);
+}
+
+/** CPU milliseconds per 1,000 events of a phase, from a cpuSecondsMeter's reading. */
+const perThousand = (cpu: Record<string, number>, events: number) => Object.fromEntries(Object.entries(cpu).map(([k, s]) => [k, round((s * 1e6) / events, 2)]));
+
 /** Open loop: request i at start + i / rate; latency from the scheduled time; a non-200 answer is an error. */
 async function openLoop(url: string, key: string, count: number, rate: number) {
   const start = performance.now() + 20;
@@ -224,20 +238,26 @@ async function measure(events: number) {
     await pool.query('vacuum analyze events');
     const ledger = createLedger({ pool });
     say(`scanning, catching up the telemetry projection…`);
+    await Promise.all([pool.query('select 1'), pool.query('select 1'), pool.query('select 1'), pool.query('select 1')]); // all four connections open
+    const ownPostgres = await ownBackendsCpu(pool);
+    const scanCpu = cpuSecondsMeter({ bench: selfCpuSeconds, postgres_own: ownPostgres });
     const scan1 = await timed(() => plainScan(pool));
+    const scanCpuPer1k = perThousand(scanCpu(), scan1.value);
     const meter = cpuMeter({ bench: selfCpuSeconds, postgres: postgresCpuSource() });
+    const catchUpCpuS = cpuSecondsMeter({ bench: selfCpuSeconds, postgres_own: ownPostgres });
     const catchUp = await timed(async () => {
       let total = 0;
       for (let n = await ledger.runProjection(telemetryProjection, { batchSize: CATCH_UP_BATCH }); n > 0; n = await ledger.runProjection(telemetryProjection, { batchSize: CATCH_UP_BATCH })) total += n;
       return total;
     });
     const catchUpCpu = meter();
+    const catchUpCpuPer1k = perThousand(catchUpCpuS(), catchUp.value);
     const scan2 = await timed(() => plainScan(pool));
     await pool.query('vacuum analyze');
     const rows = (await pool.query(
       `select (select count(*) from telemetry_runs)::int as runs, (select count(*) from telemetry_segments)::int as segments,
               (select count(*) from telemetry_interruptions)::int as interruptions, (select count(*) from telemetry_checkpoints)::int as checkpoints,
-              (select count(*) from telemetry_day_sums)::int as day_sums, (select count(*) from telemetry_day_values)::int as day_values,
+              (select count(*) from telemetry_day_sums)::int as day_sums, (select count(*) from telemetry_day_histograms)::int as day_histogram_rows,
               (select pg_column_size(state) from telemetry_runs order by pg_column_size(state) desc limit 1)::int as largest_state_bytes`,
     )).rows[0];
 
@@ -266,8 +286,14 @@ async function measure(events: number) {
     return {
       ledger: { runs: RUNS, bookings: BOOKINGS, events: gen.value, write_seconds: round(gen.seconds, 1) },
       projection_rows: rows,
-      plain_scan_events_per_s: { before: round(scan1.value / scan1.seconds), after: round(scan2.value / scan2.seconds), mean: round(scanRate) },
-      catch_up: { events: catchUp.value, seconds: round(catchUp.seconds, 1), events_per_s: round(catchUpRate), ratio_to_scan: round(catchUpRate / scanRate, 3), cpu_cores: catchUpCpu },
+      plain_scan_events_per_s: { before: round(scan1.value / scan1.seconds), after: round(scan2.value / scan2.seconds), mean: round(scanRate), cpu_ms_per_1k_events: scanCpuPer1k },
+      catch_up: {
+        events: catchUp.value, batch: CATCH_UP_BATCH, seconds: round(catchUp.seconds, 1), events_per_s: round(catchUpRate), ratio_to_scan: round(catchUpRate / scanRate, 3), cpu_cores: catchUpCpu,
+        cpu_ms_per_1k_events: catchUpCpuPer1k,
+        // The scan's CPU ÷ catch-up's, this process and the database's own backends together: less noisy than the
+        // wall-time ratio on a loaded machine (what the two cost, not how long they waited for a core).
+        cpu_ratio_to_scan: round(((scanCpuPer1k.bench ?? 0) + (scanCpuPer1k.postgres_own ?? 0)) / ((catchUpCpuPer1k.bench ?? 0) + (catchUpCpuPer1k.postgres_own ?? 0)), 3),
+      },
       desk_query_one_at_a_time: { queries: SERIAL_QUERIES, p50_ms: round(percentile(alone, 50), 1), max_ms: round(alone.at(-1) ?? Number.NaN, 1) },
       desk_query: { window_days: 30, group_by: 'region,fabric,gpu', groups: sample.data.groups.length, goodput: sample.data.totals?.goodput ?? null, ...deskQuery, cpu_cores: queryCpu },
       whoami_same_schedule: whoami,
