@@ -76,7 +76,7 @@ async function projected() {
   return {
     sums: await q('select day_ms::text, booking_id, label, ms::text from telemetry_day_sums order by 1, 2, 3'),
     interruptions: await q('select day_ms::text, booking_id, cause, count::text from telemetry_day_interruptions order by 1, 2, 3'),
-    values: await q('select day_ms::text, booking_id, metric, value, count::text from telemetry_day_values order by 1, 2, 3, 4'),
+    values: await q('select day_ms::text, booking_id, metric, bucket, count::text, sum::text from telemetry_day_histograms order by 1, 2, 3, 4'),
     segments: await q('select run_id, start_ms::text, end_ms::text, label from telemetry_segments order by 1, 2'),
     interruption_rows: await q('select run_id, cause, at_ms::text, detection_ms::text, resume_ms::text from telemetry_interruptions order by 1, 3'),
     checkpoints: await q('select run_id, kind, at_ms::text, bytes::text, ms::text, bandwidth_bytes_per_s from telemetry_checkpoints order by 1, 3, 2'),
@@ -113,6 +113,14 @@ describe('the telemetry projection appends per-day sums', () => {
     const oneBatchFigures = await Promise.all(QUERIES.map(figures));
     expect(oneBatch.sums.length).toBeGreaterThan(5);
     expect(oneBatch.values.some((v) => v.metric === 'resume_ms')).toBe(true);
+    // The long run's three saves ((4e9 + 6k) B in 30 s) differ by 0.2 B/s: one histogram bucket keeps all three.
+    const saves = [6, 12, 18].map((k) => (4e9 + k) / 30);
+    const shared = oneBatch.values.filter((v) => v.metric === 'save_bandwidth' && v.count === '3');
+    expect(shared).toHaveLength(1);
+    expect(Number(shared[0]!.sum)).toBeCloseTo(saves[0]! + saves[1]! + saves[2]!, 4);
+    // Read back as the bucket's mean: the booking's five saves' p50 (the third smallest) is the three's mean, within
+    // a bucket's width (0.54 %) of the exact nearest-rank value; the p95 is a value alone in its bucket, exactly.
+    expect(oneBatchFigures[0].totals.checkpoint_save_bandwidth_bytes_per_s).toEqual({ count: 5, p50: (4e9 + 12) / 30, p95: 8e8 });
     for (const size of [2, 1]) {
       await refold(size);
       expect(await projected()).toEqual(oneBatch);
@@ -148,7 +156,7 @@ describe('the telemetry projection appends per-day sums', () => {
     const incremental = await projected();
     await api.ledger.rebuild(telemetryProjection);
     expect(await projected()).toEqual(incremental);
-    for (const table of ['telemetry_day_sums', 'telemetry_day_interruptions', 'telemetry_day_values', 'telemetry_segments']) {
+    for (const table of ['telemetry_day_sums', 'telemetry_day_interruptions', 'telemetry_day_histograms', 'telemetry_segments']) {
       const { rows } = await api.pool.query(`select count(*)::int as n from ${table} where booking_id = $1`, [demo.bookingId]);
       expect(rows, table).toEqual([{ n: 0 }]);
     }

@@ -1,6 +1,7 @@
 import type { DistributionMetric } from './figures.js';
 import type { CheckpointTransfer, Interruption } from './run-fold.js';
 import type { Segment } from './segments.js';
+import { histogramBucket } from './histogram.js';
 import { bandwidthOf } from './units.js';
 
 /** The projection keeps its sums per UTC day: a desk window of whole days reads one row per booking, day and label. */
@@ -23,13 +24,14 @@ export function splitByDay(start: number, end: number): Array<[day: number, ms: 
 
 /**
  * What a batch adds to (or, for a run found to be time-scaled, takes from) the per-day sums: milliseconds by
- * booking, day and label; interruptions by booking, day and cause; and value counts by booking, day and metric.
- * Keyed by strings so a batch's many runs merge into one row per key; zero entries are dropped when read.
+ * booking, day and label; interruptions by booking, day and cause; and value counts by booking, day and metric,
+ * each with its histogram bucket (histogram.ts; the write sums a bucket's values exactly, as numeric). Keyed by
+ * strings so a batch's many runs merge into one row per key; zero entries are dropped when read.
  */
 export class DaySumsDelta {
   readonly time = new Map<string, { day: number; booking: string; label: string; ms: number }>();
   readonly interruptions = new Map<string, { day: number; booking: string; cause: string; count: number }>();
-  readonly values = new Map<string, { day: number; booking: string; metric: DistributionMetric; value: number; count: number }>();
+  readonly values = new Map<string, { day: number; booking: string; metric: DistributionMetric; bucket: number; value: number; count: number }>();
 
   addSegment(booking: string, [start, end, label]: Segment, sign: 1 | -1): void {
     for (const [day, ms] of splitByDay(start, end)) {
@@ -63,7 +65,7 @@ export class DaySumsDelta {
 
   private addValue(booking: string, day: number, metric: DistributionMetric, value: number, sign: 1 | -1): void {
     const key = `${day}|${booking}|${metric}|${value}`;
-    const row = this.values.get(key) ?? { day, booking, metric, value, count: 0 };
+    const row = this.values.get(key) ?? { day, booking, metric, bucket: histogramBucket(value), value, count: 0 };
     row.count += sign;
     this.values.set(key, row);
   }

@@ -7,11 +7,14 @@ export type GroupKey = (typeof GROUP_KEYS)[number];
 export type CoveredLabel = Exclude<TimeLabel, 'idle'>;
 export const COVERED_LABELS = ['productive', ...BADPUT_CAUSES.filter((c) => c !== 'idle')] as CoveredLabel[];
 
-/** The distributions the desk takes percentiles of, kept by the projection as exact value → count histograms. */
+/** The distributions the desk takes percentiles of, kept by the projection as fixed-bucket histograms (histogram.ts). */
 export const DISTRIBUTION_METRICS = ['save_bandwidth', 'restore_bandwidth', 'detection_ms', 'resume_ms'] as const;
 export type DistributionMetric = (typeof DISTRIBUTION_METRICS)[number];
 
-/** A multiset of values as [value, how many times] pairs: a histogram whose every bucket is one exact value. */
+/**
+ * A multiset of values as [value, how many times] pairs: a unit's own samples one by one, or a kept histogram's
+ * buckets, each as the mean of its values and their count.
+ */
 export type CountedValues = Array<[value: number, count: number]>;
 
 /**
@@ -34,7 +37,7 @@ export interface TelemetryUnit {
   restore_bandwidths: number[];
   detection_ms: number[];
   resume_ms: number[];
-  /** The same values counted (read from the projection's histograms), beside the plain lists above. */
+  /** Values counted (a kept histogram's buckets as [mean, count]), beside the plain lists above. */
   counted?: Partial<Record<DistributionMetric, CountedValues>>;
 }
 

@@ -6,4 +6,5 @@ export * from './figures.js';
 export * from './units.js';
 export * from './run-clock.js';
 export * from './day-sums.js';
+export * from './histogram.js';
 export * from './run-batch.js';

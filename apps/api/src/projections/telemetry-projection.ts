@@ -7,6 +7,14 @@ import type { BookingEventMap } from '@ito/runs';
 
 export const TELEMETRY_PROJECTION = 'telemetry';
 
+/**
+ * Events per catch-up batch (one transaction each). Measured on the desk bench's 200k-event ledger: at 1,000 a
+ * batch, the batches' fixed costs (the checkpoint's read and compare-and-set, the kept states' read, the commit,
+ * one write statement per batch) were a quarter of catch-up's time; at 5,000 they are a twentieth. A batch holds
+ * its events and their runs' kept states (≈ 1 KB a run) in memory: a few MB.
+ */
+export const TELEMETRY_CATCH_UP_BATCH = 5_000;
+
 type BookingRecords = Pick<BookingEventMap, 'BookingRecorded'>;
 type RunTelemetryEvents = Pick<RunEventMap, (typeof TELEMETRY_EVENT_TYPES)[number]>;
 
@@ -33,7 +41,7 @@ export const telemetryProjection: AsyncProjection<BookingRecords & RunTelemetryE
   },
   async reset(client) {
     await client.query(
-      'truncate telemetry_bookings, telemetry_runs, telemetry_segments, telemetry_interruptions, telemetry_checkpoints, telemetry_day_sums, telemetry_day_interruptions, telemetry_day_values',
+      'truncate telemetry_bookings, telemetry_runs, telemetry_segments, telemetry_interruptions, telemetry_checkpoints, telemetry_day_sums, telemetry_day_interruptions, telemetry_day_histograms',
     );
   },
 };

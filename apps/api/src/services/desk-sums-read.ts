@@ -126,15 +126,16 @@ async function loadBookingUnits(pool: pg.Pool, w: DeskWindow, coverage: Coverage
     const u = units.get(r.booking_id);
     if (!u) continue;
     u.counted ??= {};
-    const pairs = (u.counted[r.metric as DistributionMetric] ??= []);
-    r.values.forEach((v, k) => pairs.push([v, n(r.counts[k])]));
+    (u.counted[r.metric as DistributionMetric] ??= []).push([r.value, n(r.count)]);
   }
   return [...units.values()];
 }
 
 /**
- * Interruptions by booking and cause, and the value histograms by booking and metric: whole days from the
- * per-day rows, the parts of days at the edges from the stored interruptions and transfers there.
+ * Interruptions by booking and cause, and the distributions by booking and metric: for whole days, a bucket of
+ * the per-day histograms (over the window's days) as its mean value and count, at most bookings × metrics ×
+ * buckets in use rows whatever the number of samples; the parts of days at the edges from the stored
+ * interruptions and transfers there, each value as itself.
  * Parameters: $1 the whole days, $2/$3 the edges' starts and ends, $4 the tenant (if any).
  */
 async function loadPoints(pool: pg.Pool, w: DeskWindow) {
@@ -152,22 +153,20 @@ async function loadPoints(pool: pg.Pool, w: DeskWindow) {
       params,
     ),
     pool.query(
-      `select booking_id, metric, array_agg(value)::float8[] as values, array_agg(count)::text[] as counts from (
-         select booking_id, metric, value, sum(count) as count from (
-           select booking_id, metric, value, count from telemetry_day_values where day_ms = any($1::bigint[])${mine('booking_id')}
-           union all
-           select s.booking_id, case s.kind when 'save' then 'save_bandwidth' else 'restore_bandwidth' end, s.bandwidth_bytes_per_s, 1
-             from telemetry_checkpoints s ${edge} where s.bandwidth_bytes_per_s is not null${mine('s.booking_id')}
-           union all
-           select s.booking_id, m.metric, m.value, 1 from telemetry_interruptions s ${edge}
-             cross join lateral (values ('detection_ms', s.detection_ms::float8), ('resume_ms', s.resume_ms::float8)) m(metric, value)
-             where m.value is not null${mine('s.booking_id')}
-         ) v group by 1, 2, 3
-       ) x group by 1, 2`,
+      `select booking_id, metric, (sum(sum) / sum(count))::float8 as value, sum(count)::text as count
+         from telemetry_day_histograms where day_ms = any($1::bigint[])${mine('booking_id')}
+         group by booking_id, metric, bucket having sum(count) > 0
+       union all
+       select s.booking_id, case s.kind when 'save' then 'save_bandwidth' else 'restore_bandwidth' end, s.bandwidth_bytes_per_s, '1'
+         from telemetry_checkpoints s ${edge} where s.bandwidth_bytes_per_s is not null${mine('s.booking_id')}
+       union all
+       select s.booking_id, m.metric, m.value, '1' from telemetry_interruptions s ${edge}
+         cross join lateral (values ('detection_ms', s.detection_ms::float8), ('resume_ms', s.resume_ms::float8)) m(metric, value)
+         where m.value is not null${mine('s.booking_id')}`,
       params,
     ),
   ]);
-  return { interruptions: interruptions.rows, values: values.rows as Array<{ booking_id: string; metric: string; values: number[]; counts: string[] }> };
+  return { interruptions: interruptions.rows, values: values.rows as Array<{ booking_id: string; metric: string; value: number; count: string }> };
 }
 
 /** Each bucket's booked time: the bookings' terms (a row per booking and bucket, not per segment). */

@@ -1,7 +1,7 @@
 import type pg from 'pg';
 import { processSloTargets } from '@ito/runs';
 import { groupFigures, timeScaledUnitsOf, windowPieces, type BookingFacts, type GroupFigures, type GroupKey, type RunTelemetry } from '@ito/telemetry';
-import { telemetryProjection } from '../projections/telemetry-projection.js';
+import { TELEMETRY_CATCH_UP_BATCH, telemetryProjection } from '../projections/telemetry-projection.js';
 import type { Resources } from '../resources.js';
 import { loadRunUnits } from './desk-run-units.js';
 import { n, ownedBy } from './desk-sql.js';
@@ -28,7 +28,7 @@ const CATCH_UP_BUDGET_MS = 2_000;
 export async function catchUpTelemetry(res: Resources, budgetMs = CATCH_UP_BUDGET_MS): Promise<boolean> {
   const deadline = Date.now() + budgetMs;
   for (;;) {
-    const applied = await res.ledger.runProjection(telemetryProjection, { batchSize: 1000 });
+    const applied = await res.ledger.runProjection(telemetryProjection, { batchSize: TELEMETRY_CATCH_UP_BATCH });
     if (applied === 0) return true;
     if (Date.now() >= deadline) return false;
   }
