@@ -339,11 +339,8 @@ export const telemetryCheckpoints = pgTable(
  * transitions (NodeLost, TaskHung, NodeRecovered).
  *
  * `step` is the furthest step the node's running task has reached, `progress_at` when it last moved, `step_s`
- * a moving average of the seconds one step takes there: the evidence a hang is judged on. `health` is the GPU
- * list of the newest beat as `json`, not `jsonb`: it is written every beat and no query looks inside it, and
- * json's input is a check of the text where jsonb's builds a new document (most of the upsert's CPU). The
- * custom migration `node_liveness_fillfactor` leaves room on each page (fillfactor 70) so a beat's update stays
- * on its page (HOT).
+ * a moving average of the seconds one step takes there: the evidence a hang is judged on. `health` is `json`, not
+ * `jsonb` (written every beat, never queried into: json only checks the text). Fillfactor 70 (custom migration).
  */
 export const nodeLiveness = pgTable('node_liveness', {
   nodeId: text('node_id').primaryKey(),
