@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm';
-import { bigint, doublePrecision, index, integer, jsonb, pgTable, primaryKey, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
+import { bigint, doublePrecision, index, integer, json, jsonb, pgTable, primaryKey, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
 
 /**
  * The API's tables. Runs and bookings are projections of their event streams (rebuilt from the ledger);
@@ -239,13 +239,14 @@ export const rolloutPolicies = pgTable(
  * transitions (NodeLost, TaskHung, NodeRecovered).
  *
  * `step` is the furthest step the node's running task has reached, `progress_at` when it last moved, `step_s`
- * a moving average of the seconds one step takes there: the evidence a hang is judged on.
+ * a moving average of the seconds one step takes there: the evidence a hang is judged on. `health` is `json`, not
+ * `jsonb` (written every beat, never queried into: json only checks the text). Fillfactor 70 (custom migration).
  */
 export const nodeLiveness = pgTable('node_liveness', {
   nodeId: text('node_id').primaryKey(),
   tenantId: text('tenant_id').notNull(),
   lastHeartbeatAt: timestamp('last_heartbeat_at', { withTimezone: true }).notNull(),
-  health: jsonb('health'),
+  health: json('health'),
   taskId: text('task_id'),
   attempt: integer('attempt'),
   step: integer('step'),

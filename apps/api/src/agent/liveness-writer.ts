@@ -82,7 +82,7 @@ export async function upsertBeats(db: Pick<pg.Pool, 'query'>, beats: Beat[]): Pr
     name: 'ito_liveness_upsert',
     text: `insert into node_liveness as l (node_id, tenant_id, last_heartbeat_at, health, task_id, attempt, step, progress_at, step_s)
            select b.node_id, b.tenant_id, b.at, b.health, b.task_id, b.attempt, b.step, b.at, null
-           from rows from (unnest($1::text[]), unnest($2::text[]), unnest($3::timestamptz[]), jsonb_array_elements($4::jsonb),
+           from rows from (unnest($1::text[]), unnest($2::text[]), unnest($3::timestamptz[]), json_array_elements($4::json),
                            unnest($5::text[]), unnest($6::int[]), unnest($7::int[]))
              as b(node_id, tenant_id, at, health, task_id, attempt, step)
            on conflict (node_id) do update set
@@ -116,6 +116,8 @@ export async function upsertBeats(db: Pick<pg.Pool, 'query'>, beats: Beat[]): Pr
       beats.map((b) => b.at.toISOString()),
       // One JSON document of every beat's health, not an array of JSON texts: nothing to escape element by
       // element on either side, and the bytes sent are the JSON's own (the health is most of a beat's bytes).
+      // Split as `json` into a `json` column: PostgreSQL checks the text and keeps its bytes, where `jsonb`
+      // would build each document anew (about two thirds of the statement's CPU when it did).
       JSON.stringify(beats.map((b) => b.health)),
       beats.map((b) => b.task?.task_id ?? null),
       beats.map((b) => b.task?.attempt ?? null),
