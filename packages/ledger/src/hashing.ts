@@ -1,4 +1,4 @@
-import { canonicalJson, sha256Hex } from './canonical-json.js';
+import { canonicalFields, canonicalKeys, sha256Hex } from './canonical-json.js';
 
 /** The fields a writer knows before insert; `content_hash` is computed over exactly these. */
 export interface EventContent {
@@ -11,18 +11,11 @@ export interface EventContent {
   recordedAt: Date;
 }
 
+const CONTENT_KEYS = canonicalKeys('data', 'metadata', 'recordedAt', 'schemaVersion', 'streamId', 'tenantId', 'type');
+
+/** sha256 over the canonical JSON of {tenantId, streamId, type, schemaVersion, data, metadata, recordedAt (ISO)}. */
 export function contentHash(e: EventContent): string {
-  return sha256Hex(
-    canonicalJson({
-      tenantId: e.tenantId,
-      streamId: e.streamId,
-      type: e.type,
-      schemaVersion: e.schemaVersion,
-      data: e.data,
-      metadata: e.metadata,
-      recordedAt: e.recordedAt.toISOString(),
-    }),
-  );
+  return sha256Hex(canonicalFields(CONTENT_KEYS, [e.data, e.metadata, e.recordedAt.toISOString(), e.schemaVersion, e.streamId, e.tenantId, e.type]));
 }
 
 /** What the database assigns at insert, plus the content hash and the previous link. */
@@ -35,15 +28,9 @@ export interface ChainLink {
   prevHash: string | null;
 }
 
+const LINK_KEYS = canonicalKeys('contentHash', 'position', 'prevHash', 'seq', 'streamVersion', 'transactionId');
+
+/** sha256 over the canonical JSON of {seq, position, transactionId, streamVersion, contentHash, prevHash}. */
 export function linkHash(l: ChainLink): string {
-  return sha256Hex(
-    canonicalJson({
-      seq: l.seq,
-      position: l.position,
-      transactionId: l.transactionId,
-      streamVersion: l.streamVersion,
-      contentHash: l.contentHash,
-      prevHash: l.prevHash,
-    }),
-  );
+  return sha256Hex(canonicalFields(LINK_KEYS, [l.contentHash, l.position, l.prevHash, l.seq, l.streamVersion, l.transactionId]));
 }

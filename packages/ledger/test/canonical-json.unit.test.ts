@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { canonicalJson, sha256Hex } from '../src/canonical-json.js';
+import { canonicalFields, canonicalJson, canonicalKeys, sha256Hex } from '../src/canonical-json.js';
 
 describe('canonicalJson', () => {
   it('sorts keys at every depth and writes no whitespace', () => {
@@ -28,6 +28,28 @@ describe('canonicalJson', () => {
 
   it('is independent of key insertion order', () => {
     expect(canonicalJson({ x: 1, y: [1, 2] })).toBe(canonicalJson({ y: [1, 2], x: 1 }));
+  });
+});
+
+describe('canonicalFields', () => {
+  const keys = canonicalKeys('data', 'gone', 'n', 'when', 'z');
+  it('gives the text canonicalJson gives for the same object', () => {
+    const cases: unknown[][] = [
+      [{ b: [1, -0, 1e21, Number.NaN], a: 'é\n"' }, undefined, 2.5, new Date('2024-01-02T03:04:05.678Z'), null],
+      [null, () => 1, Number.POSITIVE_INFINITY, '2024', { toJSON: (k: string) => `key ${k}` }],
+      [[undefined, true], 'x', 0, false, []],
+    ];
+    for (const values of cases) {
+      const object = Object.fromEntries(keys.names.map((k, i) => [k, values[i]]));
+      expect(canonicalFields(keys, values)).toBe(canonicalJson(object));
+    }
+  });
+
+  it('refuses keys given out of canonical order or twice', () => {
+    expect(() => canonicalKeys('b', 'a')).toThrow(/out of canonical order/);
+    expect(() => canonicalKeys('a', 'a')).toThrow(/out of canonical order/);
+    // UTF-16 code units: "Z" (0x5a) sorts before "a" (0x61).
+    expect(canonicalKeys('Z', 'a').quoted).toEqual(['"Z"', '"a"']);
   });
 });
 
