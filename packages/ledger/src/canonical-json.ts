@@ -52,6 +52,8 @@ export function canonicalKeys(...names: string[]): CanonicalKeys {
   return { names, quoted: names.map((k) => JSON.stringify(k)) };
 }
 
+const NEEDS_ESCAPE = /["\\\u0000-\u001f\ud800-\udfff]/;
+
 /** Keys repeat from one event to the next: their quoted forms are kept (short keys only, a bounded number). */
 const quotedKeys = new Map<string, string>();
 
@@ -67,7 +69,9 @@ function quoteKey(k: string): string {
 // Written for speed (verify runs it twice per event): primitives first, strings built by concatenation, keys
 // sorted only when they are not in order already. The output is the same as the plain recursive form.
 function serialise(input: unknown, key: string): string | undefined {
-  if (typeof input === 'string') return JSON.stringify(input);
+  // A string with nothing JSON escapes (a quote, a backslash, a control character, a surrogate, paired or
+  // lone) is written as it is between quotes, as JSON.stringify would, without the call.
+  if (typeof input === 'string') return NEEDS_ESCAPE.test(input) ? JSON.stringify(input) : `"${input}"`;
   // A finite number's JSON text is its ECMAScript string form (JSON.stringify's SerializeJSONProperty).
   if (typeof input === 'number') return Number.isFinite(input) ? String(input) : 'null';
   if (input === null) return 'null';

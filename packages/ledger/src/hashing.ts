@@ -15,7 +15,20 @@ const CONTENT_KEYS = canonicalKeys('data', 'metadata', 'recordedAt', 'schemaVers
 
 /** sha256 over the canonical JSON of {tenantId, streamId, type, schemaVersion, data, metadata, recordedAt (ISO)}. */
 export function contentHash(e: EventContent): string {
-  return sha256Hex(canonicalFields(CONTENT_KEYS, [e.data, e.metadata, e.recordedAt.toISOString(), e.schemaVersion, e.streamId, e.tenantId, e.type]));
+  return sha256Hex(canonicalFields(CONTENT_KEYS, [e.data, e.metadata, isoOf(e.recordedAt), e.schemaVersion, e.streamId, e.tenantId, e.type]));
+}
+
+/** The events of one append share their recording time: the last instant's ISO text is kept (by its value). */
+let lastInstant = Number.NaN;
+let lastIso = '';
+function isoOf(d: Date): string {
+  // Anything but a Date (NaN, never equal) and an invalid Date go to toISOString, and throw there as before.
+  const t = d instanceof Date ? d.getTime() : Number.NaN;
+  if (t !== lastInstant) {
+    lastIso = d.toISOString();
+    lastInstant = t;
+  }
+  return lastIso;
 }
 
 /** What the database assigns at insert, plus the content hash and the previous link. */
