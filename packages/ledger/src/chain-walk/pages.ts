@@ -50,12 +50,21 @@ const parseDriverTimestamptz = pg.types.getTypeParser(pg.types.builtins.TIMESTAM
  */
 let lastTimestampText: string | null = null;
 let lastTimestamp: Date | null = null;
+let lastIso: string | null = null;
 function parseTimestamptz(text: string): Date {
   if (text !== lastTimestampText || lastTimestamp === null) {
     lastTimestamp = parseDriverTimestamptz(text);
     lastTimestampText = text;
+    lastIso = null;
   }
   return lastTimestamp;
+}
+
+/** The ISO text of the driver's parse (kept with it: a tenant's record carries the instant as text). */
+function timestamptzIso(text: string): string {
+  const at = parseTimestamptz(text);
+  lastIso ??= at.toISOString();
+  return lastIso;
 }
 
 /** A row's fields as COPY's text format writes them: null for `\\N`, else the text with its escapes undone. */
@@ -117,7 +126,7 @@ function tenantRecord(t: Fields): AuditRecord {
             schema_version: int(t[8]!),
             data: json(t[9]!),
             metadata: json(t[10]!),
-            recorded_at: parseTimestamptz(t[11]!).toISOString(),
+            recorded_at: timestamptzIso(t[11]!),
           }
         : null,
   };
