@@ -1,3 +1,5 @@
+import { createRequire } from 'node:module';
+import pg from 'pg';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { createLedger, verifyTenantChain } from '../src/index.js';
 import { verifyChain } from '../src/verify.js';
@@ -29,6 +31,13 @@ beforeAll(async () => {
 });
 
 describe('verify through COPY', () => {
+  it("parses recorded_at with the driver's own parser, loaded without the driver", () => {
+    // pages.ts takes pg-types from pg's own folder: the very module node-pg reads timestamptz with.
+    const fromPg = createRequire(createRequire(import.meta.url).resolve('pg'))('pg-types') as typeof pg.types;
+    expect(fromPg).toBe(pg.types);
+    expect(fromPg.getTypeParser(1184, 'text')).toBe(pg.types.getTypeParser(pg.types.builtins.TIMESTAMPTZ, 'text'));
+  });
+
   it('hashes every field as written, whatever characters COPY escapes in it, on one thread and on two', async () => {
     expect(positions).toHaveLength(ODD.length);
     for (const threads of [0, 2]) {

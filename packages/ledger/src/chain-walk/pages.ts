@@ -1,4 +1,4 @@
-import pg from 'pg';
+import { createRequire } from 'node:module';
 import {
   GLOBAL_CHAIN,
   TENANT_CHAIN,
@@ -10,38 +10,19 @@ import {
   type PageOutcome,
 } from '../audit/link-rules.js';
 import type { AuditRecord } from '../audit/records.js';
-import { copyPages, type PageSource } from './copy-pages.js';
-
-/**
- * A chain's links are read with `COPY (…) TO STDOUT` in text format, a keyset chunk of pages per statement
- * (copy-pages.ts), cut into pages of whole rows; a hashing thread parses a page's rows itself. Each row's columns are in a fixed order, as PostgreSQL's
- * text output writes them: the numbers the chain's fields hold stay text until compared (a bigint is not a safe
- * JavaScript number), jsonb is its JSON text, and `recorded_at` is the text PostgreSQL sends for a timestamptz,
- * parsed by the driver's own parser, so the instant hashed is the one a row read through the driver would give.
- */
-const GLOBAL_COLUMNS = `c.seq, c.position, c.transaction_id, c.prev_hash, c.hash, e.position is not null, e.transaction_id, e.stream_id, e.stream_version,
-       e.tenant_id, e.type, e.schema_version, e.data, e.metadata, e.recorded_at`;
-const TENANT_COLUMNS = `t.tenant_seq, t.position, t.prev_hash, t.hash, e.position is not null, e.stream_id, e.stream_version, e.type, e.schema_version,
-       e.data, e.metadata, e.recorded_at`;
 
 /** Which chain a walk reads; a tenant's walk carries the tenant, which its hashes cover. */
 export type ChainKind = { chain: 'global' } | { chain: 'tenant'; tenantId: string };
 
-/** The query for up to `limit` links after `after`, in order: COPY takes no parameters, so the values are literals. */
-export function linksQuery(kind: ChainKind, after: number, limit: number, quote: (text: string) => string): string {
-  if (!Number.isSafeInteger(after) || after < 0 || !Number.isSafeInteger(limit) || limit < 1) throw new RangeError('a walk reads a count of links after a link number');
-  if (kind.chain === 'global') {
-    return `select ${GLOBAL_COLUMNS} from event_chain c left join events e on e.position = c.position where c.seq > ${after} order by c.seq limit ${limit}`;
-  }
-  return `select ${TENANT_COLUMNS} from tenant_chain t left join events e on e.position = t.position
-          where t.tenant_id = ${quote(kind.tenantId)} and t.tenant_seq > ${after} order by t.tenant_seq limit ${limit}`;
-}
-
-export async function readPages(db: pg.Pool | pg.PoolClient, kind: ChainKind, after: number, pageSize: number): Promise<PageSource> {
-  return copyPages(db, (from, limit) => linksQuery(kind, from, limit, (text) => pg.escapeLiteral(text)), after, pageSize);
-}
-
-const parseDriverTimestamptz = pg.types.getTypeParser(pg.types.builtins.TIMESTAMPTZ, 'text') as (text: string) => Date;
+/**
+ * The timestamptz parser node-pg itself uses, from the pg-types that pg depends on (resolved from pg's own
+ * folder, so it is that very module), without loading the driver: a hashing thread starts tens of ms sooner.
+ */
+const pgTypes = createRequire(createRequire(import.meta.url).resolve('pg'))('pg-types') as {
+  getTypeParser(oid: number, format: 'text'): (text: string) => unknown;
+};
+const TIMESTAMPTZ = 1184;
+const parseDriverTimestamptz = pgTypes.getTypeParser(TIMESTAMPTZ, 'text') as (text: string) => Date;
 
 /**
  * The driver's parse, remembering the last text it parsed: the events of one append share their recording

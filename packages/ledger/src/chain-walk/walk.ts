@@ -1,7 +1,8 @@
 import type pg from 'pg';
 import { linkFailure, type ChainRules, type LinkState, type PageOutcome } from '../audit/link-rules.js';
 import { defaultThreads, pageRunner } from './page-runner.js';
-import { readPages, type ChainKind } from './pages.js';
+import { readPages } from './link-query.js';
+import type { ChainKind } from './pages.js';
 
 export interface WalkOptions {
   /** Links a page holds. @defaultValue 5000 */
