@@ -2,24 +2,24 @@
  * `npm run bench:replay -- --json [--small] [--events N] [--appends A]`
  *
  * In a scratch database (created, migrated, dropped afterwards) on ITO_DATABASE_URL's server (default the local
- * one), in one run:
- *  1. append latency on the empty ledger: A sequential ledger.append calls (one event, a new stream each);
- *  2. a ledger of N events (default 1,000,000) for one tenant, written with batched multi-row INSERTs (unnest
+ * one), beside a second, empty one, in one run:
+ *  1. a ledger of N events (default 1,000,000) for one tenant, written with batched multi-row INSERTs (unnest
  *     of arrays, 10,000 rows a statement) with correct content hashes, then sealed by the sealer (global and
  *     tenant chains); the mix: bookings (one BookingRecorded and 24 BookingStatusChanged each, applied by the
  *     bookings projection) for half the events, and events no projection handles for the other half; the live
  *     bookings table is then built from them once (ledger.rebuild), as the inline projection would have;
- *  3. a plain ordered scan of the events table through node-pg (keyset pages of 5,000 by position): the
+ *  2. a plain ordered scan of the events table through node-pg (keyset pages of 5,000 by position): the
  *     baseline rate;
- *  4. verify: the tenant chain (what `ito audit verify` recomputes) and the global chain (ledger.verify());
- *  5. rebuild: replayProjections with every projection the API registers, into a scratch schema, compared
+ *  3. verify: the tenant chain (what `ito audit verify` recomputes) and the global chain (ledger.verify());
+ *  4. rebuild: replayProjections with every projection the API registers, into a scratch schema, compared
  *     with the live tables;
- *  6. verify since a signed digest: a digest published over the N events, then A new events, and the global
- *     and tenant walks from the digest on (their cost is the new events');
- *  7. append latency again, on the N-event ledger.
+ *  5. a signed digest published over the N events;
+ *  6. append latency on both ledgers: after a CHECKPOINT, A sequential ledger.append calls (one event, a new
+ *     stream each) on each, in blocks of 50 taking turns between the empty ledger and the N-event one;
+ *  7. verify since the digest: the global and tenant walks from the digest on (their cost is the new events').
  * Reports events/s of each beside the scan, the append p50/p99 on both ledgers and the process's peak RSS
  * while verifying and rebuilding (hashing threads included). `--small`: 50,000 events and 200 appends, a run of
- * about a minute. With `--json`, stdout is one JSON object: the issue's goals by name, each `{ value, goal,
+ * about a minute; the append goal then reads not met, as it names a 1M-event ledger. With `--json`, stdout is one JSON object: the issue's goals by name, each `{ value, goal,
  * met }`, and the measurements under `details`; a table of the goals goes to stderr.
  */
 import { generateKeyPairSync } from 'node:crypto';
@@ -58,16 +58,35 @@ async function timed<T>(fn: () => Promise<T>): Promise<{ value: T; seconds: numb
   return { value, seconds: Number(process.hrtime.bigint() - t0) / 1e9 };
 }
 
-async function appendLatency(pool: pg.Pool, label: string): Promise<{ p50_ms: number; p99_ms: number }> {
-  const ledger = createLedger({ pool });
-  const ms: number[] = [];
-  for (let i = 0; i < APPENDS; i++) {
-    const t0 = process.hrtime.bigint();
-    await ledger.append(`lat-${label}-${i}`, [{ type: 'LatencyProbe', data: { i, label } }], { tenantId: TENANT, expectedVersion: 'no_stream' });
-    ms.push(Number(process.hrtime.bigint() - t0) / 1e6);
+type Latency = { p50_ms: number; p99_ms: number };
+
+/**
+ * Append latency on two ledgers at once: blocks of BLOCK sequential appends (one event, a new stream each), taking
+ * turns between the empty ledger and the full one (which goes first alternates), after a CHECKPOINT. Measured
+ * minutes apart, as they were, the two phases met different neighbours on a shared machine, and the full one
+ * met the checkpoint the generation's gigabyte of WAL had started; taking turns gives both the same load and
+ * the same checkpoints, so their ratio is the ledger's depth and not the hour.
+ */
+async function appendLatencies(emptyPool: pg.Pool, fullPool: pg.Pool): Promise<{ empty: Latency; full: Latency }> {
+  const BLOCK = 50;
+  const sides = { empty: { ledger: createLedger({ pool: emptyPool }), ms: [] as number[] }, full: { ledger: createLedger({ pool: fullPool }), ms: [] as number[] } };
+  await fullPool.query('checkpoint');
+  for (let block = 0; block * BLOCK < APPENDS; block++) {
+    const order = block % 2 === 0 ? (['empty', 'full'] as const) : (['full', 'empty'] as const);
+    for (const label of order) {
+      const side = sides[label];
+      for (let i = block * BLOCK; i < Math.min(APPENDS, (block + 1) * BLOCK); i++) {
+        const t0 = process.hrtime.bigint();
+        await side.ledger.append(`lat-${label}-${i}`, [{ type: 'LatencyProbe', data: { i, label } }], { tenantId: TENANT, expectedVersion: 'no_stream' });
+        side.ms.push(Number(process.hrtime.bigint() - t0) / 1e6);
+      }
+    }
   }
-  ms.sort((a, b) => a - b);
-  return { p50_ms: round(percentile(ms, 50), 3), p99_ms: round(percentile(ms, 99), 3) };
+  const summary = (ms: number[]): Latency => {
+    ms.sort((a, b) => a - b);
+    return { p50_ms: round(percentile(ms, 50), 3), p99_ms: round(percentile(ms, 99), 3) };
+  };
+  return { empty: summary(sides.empty.ms), full: summary(sides.full.ms) };
 }
 
 /** The i-th event of the generated ledger: bookings of 25 events each on even slots, filler on odd ones. */
@@ -147,11 +166,12 @@ const goal = (value: number, text: string, met: boolean) => ({ value, goal: text
 
 async function main(): Promise<void> {
   const db = await createScratchDatabase(adminUrl, 'ito_bench_replay');
+  const emptyDb = await createScratchDatabase(adminUrl, 'ito_bench_replay_empty');
   const pool = new pg.Pool({ connectionString: db.url, max: 4 });
+  const emptyPool = new pg.Pool({ connectionString: emptyDb.url, max: 2 });
   try {
     await migrateDatabase(db.url);
-    say(`appending ${APPENDS} events to the empty ledger…`);
-    const emptyAppend = await appendLatency(pool, 'empty');
+    await migrateDatabase(emptyDb.url);
     say(`writing ${EVENTS} events…`);
     const gen = await timed(() => generate(pool));
     await pool.query('vacuum analyze events');
@@ -178,8 +198,8 @@ async function main(): Promise<void> {
     say('verifying since a signed digest…');
     const { privateKey } = generateKeyPairSync('ed25519');
     const digest = await publishDigest(ledger, pool, privateKey, new Date());
-    say(`appending ${APPENDS} events to the ${total}-event ledger…`);
-    const fullAppend = await appendLatency(pool, 'full');
+    say(`appending ${APPENDS} events to the ${total}-event ledger and ${APPENDS} to an empty one, taking turns…`);
+    const { empty: emptyAppend, full: fullAppend } = await appendLatencies(emptyPool, pool);
     while ((await ledger.sealPending()) > 0) {
       // sealed the appends (and the digest's own event) before walking from the digest
     }
@@ -214,6 +234,8 @@ async function main(): Promise<void> {
       append_empty: emptyAppend,
       append_full: fullAppend,
       append_p99_ratio: round(fullAppend.p99_ms / emptyAppend.p99_ms, 3),
+      // The goal names a 1M-event ledger: the ratio is measured at the full ledger's size, said here.
+      append_measured_at_events: total,
     };
     const verifyRate = Math.min(data.verify_tenant.events_per_s, data.verify_global.events_per_s);
     const goals = {
@@ -222,7 +244,8 @@ async function main(): Promise<void> {
       rebuild_ratio: goal(data.rebuild.ratio_to_scan, '>= 0.5 (x plain scan)', data.rebuild.ratio_to_scan >= 0.5 && data.rebuild.differences === 0),
       rebuild_events_per_s: goal(data.rebuild.events_per_s, '>= 50000', data.rebuild.events_per_s >= 50_000 && data.rebuild.differences === 0),
       peak_rss_mib: goal(measured.peakMib, '< 512', measured.peakMib < 512),
-      append_p99_ratio_1m: goal(data.append_p99_ratio, '<= 1.5', data.append_p99_ratio <= 1.5),
+      // Met only when measured on a ledger of at least 1M events (the goal's size): at --small it reads not met.
+      append_p99_ratio_1m: goal(data.append_p99_ratio, `<= 1.5 at 1M events (measured at ${total})`, data.append_p99_ratio <= 1.5 && total >= 1_000_000),
     };
     process.stderr.write(`\n${'goal'.padEnd(24)}${'value'.padStart(14)}  ${'wanted'.padEnd(24)}met\n`);
     for (const [name, g] of Object.entries(goals)) process.stderr.write(`${name.padEnd(24)}${String(g.value).padStart(14)}  ${g.goal.padEnd(24)}${g.met ? 'yes' : 'no'}\n`);
@@ -230,7 +253,9 @@ async function main(): Promise<void> {
     else process.stdout.write(`${JSON.stringify({ ...goals, details: data }, null, 2)}\n`);
   } finally {
     await pool.end();
+    await emptyPool.end();
     await db.drop();
+    await emptyDb.drop();
   }
 }
 

@@ -21,6 +21,39 @@ export function sha256Hex(text: string): string {
   return hash('sha256', text, 'hex');
 }
 
+/**
+ * The canonical JSON of an object whose keys are known in advance and given already in canonical order
+ * (`keys`, sorted by UTF-16 code units, no repeats), with the values in the same order: the text
+ * `canonicalJson` gives for that object, without building the object or sorting its keys on every call (the
+ * hashes of events and links are objects of fixed keys, computed twice per event by a verify).
+ */
+export function canonicalFields(keys: CanonicalKeys, values: readonly unknown[]): string {
+  let out = '{';
+  let first = true;
+  for (let i = 0; i < keys.names.length; i++) {
+    const member = serialise(values[i], keys.names[i]!);
+    if (member === undefined) continue;
+    out += first ? `${keys.quoted[i]}:${member}` : `,${keys.quoted[i]}:${member}`;
+    first = false;
+  }
+  return `${out}}`;
+}
+
+/** A fixed list of keys in canonical order, quoted once. */
+export interface CanonicalKeys {
+  readonly names: readonly string[];
+  readonly quoted: readonly string[];
+}
+
+export function canonicalKeys(...names: string[]): CanonicalKeys {
+  for (let i = 1; i < names.length; i++) {
+    if (!(names[i - 1]! < names[i]!)) throw new Error(`canonicalKeys: ${JSON.stringify(names[i])} is out of canonical order`);
+  }
+  return { names, quoted: names.map((k) => JSON.stringify(k)) };
+}
+
+const NEEDS_ESCAPE = /["\\\u0000-\u001f\ud800-\udfff]/;
+
 /** Keys repeat from one event to the next: their quoted forms are kept (short keys only, a bounded number). */
 const quotedKeys = new Map<string, string>();
 
@@ -36,8 +69,11 @@ function quoteKey(k: string): string {
 // Written for speed (verify runs it twice per event): primitives first, strings built by concatenation, keys
 // sorted only when they are not in order already. The output is the same as the plain recursive form.
 function serialise(input: unknown, key: string): string | undefined {
-  if (typeof input === 'string') return JSON.stringify(input);
-  if (typeof input === 'number') return Number.isFinite(input) ? JSON.stringify(input) : 'null';
+  // A string with nothing JSON escapes (a quote, a backslash, a control character, a surrogate, paired or
+  // lone) is written as it is between quotes, as JSON.stringify would, without the call.
+  if (typeof input === 'string') return NEEDS_ESCAPE.test(input) ? JSON.stringify(input) : `"${input}"`;
+  // A finite number's JSON text is its ECMAScript string form (JSON.stringify's SerializeJSONProperty).
+  if (typeof input === 'number') return Number.isFinite(input) ? String(input) : 'null';
   if (input === null) return 'null';
   if (typeof input === 'boolean') return input ? 'true' : 'false';
   let value: unknown = input;

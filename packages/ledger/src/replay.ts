@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
+import { openEventReader } from './replay-reader.js';
 import { DeferredWrites } from './replay-writes.js';
-import { EVENT_COLUMNS, Upcasters, toStoredEvent, type EventRow } from './rows.js';
+import { EVENT_COLUMNS, Upcasters, toStoredEvent } from './rows.js';
 import type { AnyEvents, EventMap, StoredEventOf, TypeOf, Upcaster } from './types.js';
 
 /** A table a projection writes, named as in the live schema, with its key and the column naming its tenant. */
@@ -112,27 +113,29 @@ export async function replayProjections(pool: pg.Pool, registry: ProjectionRegis
       [...range],
     );
     const writes = new DeferredWrites(client);
-    // A server-side cursor in the transaction's snapshot, read in large pages. Position order: within a stream it
-    // is version order (a version is inserted only once the one before it is visible), and every event of this
-    // snapshot is in it, committed late or not.
-    await client.query(
-      `declare ito_replay_events no scroll cursor for
-       select ${EVENT_COLUMNS} from public.events e where ${RANGE_SQL} and ($4::text[] is null or e.type = any($4::text[])) order by e.position`,
+    // A server-side cursor in the transaction's snapshot, read a batch ahead on a second connection
+    // (replay-reader.ts). Position order: within a stream it is version order (a version is inserted only once
+    // the one before it is visible), and every event of this snapshot is in it, committed late or not.
+    const batchSize = Math.max(1, Math.floor(opts.batchSize ?? 5000));
+    const events = await openEventReader(
+      pool.options as pg.ClientConfig,
+      client,
+      `select ${EVENT_COLUMNS} from public.events e where ${RANGE_SQL} and ($4::text[] is null or e.type = any($4::text[])) order by e.position`,
       [...range, types],
+      batchSize,
     );
-    const batchSize = opts.batchSize ?? 5000;
-    for (;;) {
-      const { rows } = await client.query<EventRow>(`fetch ${Math.max(1, Math.floor(batchSize))} from ito_replay_events`);
-      if (rows.length === 0) break;
-      const batch = rows.map((r) => upcasters.apply(toStoredEvent(r)));
-      for (const p of projections) {
-        const handled = p.handles ? batch.filter((e) => p.handles!.includes(e.type)) : batch;
-        if (handled.length > 0) await p.apply(writes.client, handled);
+    try {
+      for (let rows = await events.next(); rows.length > 0; rows = await events.next()) {
+        const batch = rows.map((r) => upcasters.apply(toStoredEvent(r)));
+        for (const p of projections) {
+          const handled = p.handles ? batch.filter((e) => p.handles!.includes(e.type)) : batch;
+          if (handled.length > 0) await p.apply(writes.client, handled);
+        }
+        await writes.flush();
       }
-      await writes.flush();
-      if (rows.length < batchSize) break;
+    } finally {
+      await events.close();
     }
-    await client.query('close ito_replay_events');
     const applied = span[0]?.n ?? 0;
     const after = Number(span[0]?.last ?? 0);
 

@@ -64,7 +64,7 @@ async function verifyFrom(pool: pg.Pool, from: LinkState, opts: WalkOptions): Pr
   if (!walk.ok) return { ok: false, checked: walk.checked, firstBadPosition: walk.position, reason: walk.reason };
   const last = walk.state.txid === null ? null : { txid: walk.state.txid, position: walk.state.position! };
   const start = from.txid === null ? null : { txid: from.txid, position: from.position! };
-  const unsealedBehind = await unsealedBehindHead(pool, start, last);
+  const unsealedBehind = await unsealedBehindHead(pool, start, last, walk.checked);
   if (unsealedBehind !== null) {
     return { ok: false, checked: walk.checked, firstBadPosition: unsealedBehind, reason: `event at position ${unsealedBehind} sits inside the sealed range but is not chained` };
   }
@@ -74,20 +74,29 @@ async function verifyFrom(pool: pg.Pool, from: LinkState, opts: WalkOptions): Pr
 /**
  * An event ordered before the chain head but absent from the chain was slipped in after sealing. From a digest
  * on, only events after the digest's link are looked at, so the cost follows what is new.
+ *
+ * The walk has just shown `chained` links from `from` to `head`, each to an event of its own (positions are
+ * unique in the chain), in strictly rising safe order: so those events all lie in the range, and the range
+ * holds exactly `chained` events unless one was slipped in. The events in the range are counted first (an
+ * index-only scan of the safe-order index), and only when the count is higher is each event probed for its
+ * link to name the first without one: a probe per event costs several times the count.
  */
 async function unsealedBehindHead(
   pool: pg.Pool,
   from: { txid: string; position: string } | null,
   head: { txid: string; position: string } | null,
+  chained: number,
 ): Promise<number | null> {
   if (!head) return null;
+  const range = `(e.transaction_id, e.position) <= ($1::xid8, $2::bigint) ${from ? 'and (e.transaction_id, e.position) > ($3::xid8, $4::bigint)' : ''}`;
+  const values = from ? [head.txid, head.position, from.txid, from.position] : [head.txid, head.position];
+  const { rows: counted } = await pool.query<{ n: string }>(`select count(*)::text as n from events e where ${range}`, values);
+  if (Number(counted[0]!.n) === chained) return null;
   const { rows } = await pool.query<{ position: string }>(
     `select e.position::text as position from events e
-     where (e.transaction_id, e.position) < ($1::xid8, $2::bigint)
-       ${from ? 'and (e.transaction_id, e.position) > ($3::xid8, $4::bigint)' : ''}
-       and not exists (select 1 from event_chain c where c.position = e.position)
+     where ${range} and not exists (select 1 from event_chain c where c.position = e.position)
      order by e.transaction_id, e.position limit 1`,
-    from ? [head.txid, head.position, from.txid, from.position] : [head.txid, head.position],
+    values,
   );
   return rows[0] ? Number(rows[0].position) : null;
 }

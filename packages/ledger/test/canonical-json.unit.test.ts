@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { canonicalJson, sha256Hex } from '../src/canonical-json.js';
+import { canonicalFields, canonicalJson, canonicalKeys, sha256Hex } from '../src/canonical-json.js';
+import { contentHash } from '../src/hashing.js';
 
 describe('canonicalJson', () => {
   it('sorts keys at every depth and writes no whitespace', () => {
@@ -28,6 +29,51 @@ describe('canonicalJson', () => {
 
   it('is independent of key insertion order', () => {
     expect(canonicalJson({ x: 1, y: [1, 2] })).toBe(canonicalJson({ y: [1, 2], x: 1 }));
+  });
+});
+
+describe('strings', () => {
+  it('writes every string as JSON.stringify does, escaped or not', () => {
+    const strings = ['plain', '', 'quote"', 'back\\slash', 'tab\t', 'nul\u0000', 'unit\u001f', 'del\u007f', 'é€', '\u{1F600}', 'lone\ud800', 'lone\udfff', '\u2028'];
+    for (const s of strings) expect(canonicalJson(s), JSON.stringify(s)).toBe(JSON.stringify(s));
+    expect(canonicalJson({ [strings[2]!]: strings[10] })).toBe(`{${JSON.stringify(strings[2])}:${JSON.stringify(strings[10])}}`);
+  });
+});
+
+describe('contentHash', () => {
+  const event = (recordedAt: Date) => ({ tenantId: 't', streamId: 's', type: 'T', schemaVersion: 1, data: { a: 1 }, metadata: {}, recordedAt });
+  const expected = (iso: string) =>
+    sha256Hex(canonicalJson({ tenantId: 't', streamId: 's', type: 'T', schemaVersion: 1, data: { a: 1 }, metadata: {}, recordedAt: iso }));
+
+  it('hashes the instant the Date holds when hashed, even the same Date changed in place', () => {
+    const at = new Date('2024-01-02T03:04:05.678Z');
+    expect(contentHash(event(at))).toBe(expected('2024-01-02T03:04:05.678Z'));
+    expect(contentHash(event(new Date(at)))).toBe(expected('2024-01-02T03:04:05.678Z'));
+    at.setTime(at.getTime() + 1);
+    expect(contentHash(event(at))).toBe(expected('2024-01-02T03:04:05.679Z'));
+    expect(() => contentHash(event(new Date(Number.NaN)))).toThrow(RangeError);
+  });
+});
+
+describe('canonicalFields', () => {
+  const keys = canonicalKeys('data', 'gone', 'n', 'when', 'z');
+  it('gives the text canonicalJson gives for the same object', () => {
+    const cases: unknown[][] = [
+      [{ b: [1, -0, 1e21, Number.NaN], a: 'é\n"' }, undefined, 2.5, new Date('2024-01-02T03:04:05.678Z'), null],
+      [null, () => 1, Number.POSITIVE_INFINITY, '2024', { toJSON: (k: string) => `key ${k}` }],
+      [[undefined, true], 'x', 0, false, []],
+    ];
+    for (const values of cases) {
+      const object = Object.fromEntries(keys.names.map((k, i) => [k, values[i]]));
+      expect(canonicalFields(keys, values)).toBe(canonicalJson(object));
+    }
+  });
+
+  it('refuses keys given out of canonical order or twice', () => {
+    expect(() => canonicalKeys('b', 'a')).toThrow(/out of canonical order/);
+    expect(() => canonicalKeys('a', 'a')).toThrow(/out of canonical order/);
+    // UTF-16 code units: "Z" (0x5a) sorts before "a" (0x61).
+    expect(canonicalKeys('Z', 'a').quoted).toEqual(['"Z"', '"a"']);
   });
 });
 

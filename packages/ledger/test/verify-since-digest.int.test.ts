@@ -49,6 +49,43 @@ async function withEventAltered(position: number, check: () => Promise<void>): P
 
 const since = (key = publicKey) => ({ since: { digest: signed, publicKey: key } });
 
+describe('events slipped in without a link, since a signed digest', () => {
+  it('names one after the digest and leaves one before it to the full verify', async () => {
+    const txids = (await db.pool().query<{ txid: string }>('select transaction_id::text as txid from event_chain order by seq')).rows.map((r) => r.txid);
+    // Transaction ids below the head's: in safe order inside the sealed range, yet nothing chains them.
+    const slip = async (txid: string) =>
+      Number(
+        (
+          await db.pool().query<{ position: string }>(
+            `insert into events (stream_id, stream_version, tenant_id, type, data, metadata, recorded_at, transaction_id, content_hash)
+             values ('slipped-' || $1, 1, 'ten-a', 'RunReserved', '{}', '{}', now(), $1::xid8, 'x') returning position::text`,
+            [txid],
+          )
+        ).rows[0]!.position,
+      );
+    const before = await slip(txids[3]!);
+    try {
+      expect(await verifyChain(db.pool(), since())).toMatchObject({ ok: true, checked: AFTER + 1 });
+      expect(await verifyChain(db.pool())).toMatchObject({ ok: false, checked: BEFORE + AFTER + 1, firstBadPosition: before });
+      const after = await slip(txids[BEFORE + 2]!);
+      try {
+        expect(await verifyChain(db.pool(), since())).toEqual({
+          ok: false,
+          checked: AFTER + 1,
+          firstBadPosition: after,
+          reason: `event at position ${after} sits inside the sealed range but is not chained`,
+          since: { seq: BEFORE, signature: 'verified' },
+        });
+      } finally {
+        await db.pool().query('delete from events where position = $1', [after]);
+      }
+    } finally {
+      await db.pool().query('delete from events where position = $1', [before]);
+    }
+    expect(await verifyChain(db.pool(), since())).toMatchObject({ ok: true, checked: AFTER + 1 });
+  });
+});
+
 describe('the global chain since a signed digest', () => {
   it('walks only the links after the digest', async () => {
     expect(signed.digest.seq).toBe(BEFORE);

@@ -128,12 +128,26 @@ export function globalLinkFacts(r: GlobalLinkRow): LinkFacts {
   return { seq: Number(r.seq), seqText: r.seq, position, positionText: r.position, prevHash: r.prevHash, hash: r.hash, txid: r.txid, local };
 }
 
+/**
+ * `new Date(text)`, remembering the last text (a tenant's records carry their instant as text, and the events of
+ * one append share it). The Date answered may be the one answered before: it is only read.
+ */
+let lastInstantText: unknown = null;
+let lastInstant = new Date(Number.NaN);
+function instantOf(text: string): Date {
+  if (text !== lastInstantText) {
+    lastInstant = new Date(text);
+    lastInstantText = text;
+  }
+  return lastInstant;
+}
+
 export function tenantLinkFacts(tenantId: string, r: AuditRecord): LinkFacts {
   let local: LocalFailure | null = null;
   const e = r.event;
   if (e === null) local = { stage: 1, reason: `the event at position ${r.position} is missing` };
   else {
-    const recordedAt = new Date(e.recorded_at);
+    const recordedAt = instantOf(e.recorded_at);
     if (Number.isNaN(recordedAt.getTime())) local = { stage: 3, reason: `the event at position ${r.position} has no valid recorded_at` };
     else {
       local = hashing(4, () => {

@@ -1,4 +1,4 @@
-import { canonicalJson, sha256Hex } from '../canonical-json.js';
+import { canonicalFields, canonicalKeys, sha256Hex } from '../canonical-json.js';
 
 /** One link of a tenant's own chain: what the sealer knows of the event, plus the tenant's previous link. */
 export interface TenantLink {
@@ -11,15 +11,8 @@ export interface TenantLink {
 }
 
 /** sha256 over the canonical JSON of the link's fields (schema.ts `tenant_chain`, docs/audit.md). */
+const TENANT_LINK_KEYS = canonicalKeys('contentHash', 'position', 'prevHash', 'streamVersion', 'tenantId', 'tenantSeq');
+
 export function tenantLinkHash(l: TenantLink): string {
-  return sha256Hex(
-    canonicalJson({
-      tenantId: l.tenantId,
-      tenantSeq: l.tenantSeq,
-      position: l.position,
-      streamVersion: l.streamVersion,
-      contentHash: l.contentHash,
-      prevHash: l.prevHash,
-    }),
-  );
+  return sha256Hex(canonicalFields(TENANT_LINK_KEYS, [l.contentHash, l.position, l.prevHash, l.streamVersion, l.tenantId, l.tenantSeq]));
 }

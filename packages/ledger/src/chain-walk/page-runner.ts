@@ -7,7 +7,8 @@ import { walkRawPage, type ChainKind } from './pages.js';
 export interface PageRunner {
   /** How many pages it can work on at once. */
   readonly width: number;
-  walk(kind: ChainKind, rows: string): Promise<PageOutcome>;
+  /** The page's buffer goes to the thread that walks it: the caller must not use it after. */
+  walk(kind: ChainKind, bytes: Uint8Array): Promise<PageOutcome>;
   close(): Promise<void>;
 }
 
@@ -25,7 +26,7 @@ export function pageRunner(threads: number): PageRunner {
 
 const INLINE: PageRunner = {
   width: 1,
-  walk: async (kind, rows) => walkRawPage(kind, rows),
+  walk: async (kind, bytes) => walkRawPage(kind, bytes),
   close: async () => undefined,
 };
 
@@ -74,13 +75,14 @@ class ThreadedRunner implements PageRunner {
     }
   }
 
-  walk(kind: ChainKind, rows: string): Promise<PageOutcome> {
+  walk(kind: ChainKind, bytes: Uint8Array): Promise<PageOutcome> {
     // Pages go round in turn: they are of equal size, so the threads stay equally busy.
     const w = this.workers[this.turn++ % this.workers.length]!;
     const id = this.nextId++;
     return new Promise((resolve, reject) => {
       w.pending.set(id, { resolve, reject });
-      w.worker.postMessage({ id, kind, rows });
+      // Moved, not copied: the page's buffer is its own (copy-pages.ts), and the thread takes it over.
+      w.worker.postMessage({ id, kind, buffer: bytes.buffer, offset: bytes.byteOffset, length: bytes.byteLength }, [bytes.buffer as ArrayBuffer]);
     });
   }
 

@@ -1,7 +1,8 @@
 import type pg from 'pg';
 import { linkFailure, type ChainRules, type LinkState, type PageOutcome } from '../audit/link-rules.js';
 import { defaultThreads, pageRunner } from './page-runner.js';
-import { readPage, type ChainKind } from './pages.js';
+import { readPages } from './link-query.js';
+import type { ChainKind } from './pages.js';
 
 export interface WalkOptions {
   /** Links a page holds. @defaultValue 5000 */
@@ -13,11 +14,12 @@ export interface WalkOptions {
 export type WalkVerdict = { ok: true; checked: number; state: LinkState } | { ok: false; checked: number; position: number; reason: string };
 
 /**
- * Walks a chain from `from` (a link already trusted, or the chain's start) to its end, page by page. Pages are
- * read one after another by sequence number (keyset), and each is parsed and hashed on a thread of its own while
- * the next pages are read; the outcomes are then joined in order, each page's first link against the last link
- * of the page before. So the verdict is exactly a one-link-at-a-time walk's, and memory holds a few pages at
- * most (the threads' pages and one read ahead) whatever the chain's length.
+ * Walks a chain from `from` (a link already trusted, or the chain's start) to its end, page by page. The links
+ * are streamed in order by COPY statements over keyset chunks, cut into pages, and each page is parsed and
+ * hashed on a thread of its own while the next pages are read; the outcomes are then joined in order, each page's first link
+ * against the last link of the page before. So the verdict is exactly a one-link-at-a-time walk's, and memory
+ * holds a few pages at most (the threads' pages and two read ahead, the socket paused past that) whatever the
+ * chain's length.
  */
 export async function walkChain(
   db: pg.Pool | pg.PoolClient,
@@ -29,23 +31,21 @@ export async function walkChain(
   const pageSize = opts.pageSize ?? 5000;
   const runner = pageRunner(opts.threads ?? defaultThreads(await opts.remaining()));
   const inFlight: Promise<PageOutcome>[] = [];
-  let after = from.seq;
+  const pages = await readPages(db, kind, from.seq, pageSize);
   let exhausted = false;
   let state = from;
   let checked = 0;
   try {
     for (;;) {
       while (!exhausted && inFlight.length <= runner.width) {
-        const page = await readPage(db, kind, after, pageSize);
-        if (page.count === 0) {
+        const page = await pages.next();
+        if (page === null) {
           exhausted = true;
           break;
         }
-        const walked = runner.walk(kind, page.rows);
+        const walked = runner.walk(kind, page.bytes);
         walked.catch(() => undefined); // awaited in order below; a page after a failure is never awaited
         inFlight.push(walked);
-        after = page.lastSeq;
-        if (page.count < pageSize) exhausted = true;
       }
       const next = inFlight.shift();
       if (!next) return { ok: true, checked, state };
@@ -62,6 +62,6 @@ export async function walkChain(
       state = out.last!;
     }
   } finally {
-    await runner.close();
+    await Promise.all([pages.close(), runner.close()]);
   }
 }
