@@ -1,5 +1,7 @@
-import { combineHashes, smallKey, splitmix32 } from './hashing.js';
+import { BandTable } from './band-table.js';
+import { combineHashes, splitmix32 } from './hashing.js';
 import type { DataPrepParams } from './params.js';
+import { SetStore } from './set-store.js';
 import { jaccard } from './shingles.js';
 
 export interface NearDuplicate {
@@ -11,15 +13,21 @@ export interface NearDuplicate {
  * Near duplicates: MinHash signatures over shingle sets, LSH banding for candidates, and the exact Jaccard of the
  * candidate's shingle sets to confirm them, so a banding false positive is never removed. Documents are
  * considered in input order and compared only with documents kept so far: the keeper of a cluster is its
- * earliest document, and a removed document never pulls a third one into its cluster. Memory: each kept
- * document's shingle set (4 bytes a shingle) and one bucket entry per band.
+ * earliest document, and a removed document never pulls a third one into its cluster. Memory, per kept
+ * document: its shingle set (4 bytes a shingle, in a {@link SetStore}) and one slot per band (a {@link BandTable},
+ * 11–21 bytes), no object of its own.
  */
 export class NearDeduper {
   private readonly a: Uint32Array;
   private readonly b: Uint32Array;
-  private readonly buckets: Array<Map<number, number | number[]>>;
-  /** Shingle sets of kept documents, by ordinal. */
-  private readonly kept = new Map<number, Uint32Array>();
+  private readonly buckets: BandTable[];
+  /** Shingle sets of kept documents, by kept id (the order they were kept in, so ids follow ordinals). */
+  private readonly kept = new SetStore();
+  /** Kept ids met in the bands of the document being considered. */
+  private candidates: number[] = [];
+  private readonly collect = (id: number) => {
+    if (!this.candidates.includes(id)) this.candidates.push(id);
+  };
   private readonly signature: Uint32Array;
   private readonly keys: Uint32Array;
   candidatesVerified = 0;
@@ -33,7 +41,7 @@ export class NearDeduper {
       this.a[i] = next() | 1; // odd: x ↦ a·x + b (mod 2³²) is then a permutation
       this.b[i] = next();
     }
-    this.buckets = Array.from({ length: params.bands }, () => new Map());
+    this.buckets = Array.from({ length: params.bands }, () => new BandTable());
     this.signature = new Uint32Array(params.permutations);
     this.keys = new Uint32Array(params.bands);
   }
@@ -59,38 +67,25 @@ export class NearDeduper {
   considerKeyed(ordinal: number, shingles: Uint32Array, keys: Uint32Array): NearDuplicate | null {
     if (shingles.length === 0) return null;
     const { bands, jaccard_threshold } = this.params;
-    const candidates = new Set<number>();
-    for (let band = 0; band < bands; band++) {
-      const hit = this.buckets[band]!.get(keys[band]!);
-      if (hit === undefined) continue;
-      if (typeof hit === 'number') candidates.add(hit);
-      else for (const c of hit) candidates.add(c);
-    }
-    if (candidates.size > 0) {
-      for (const other of [...candidates].sort((x, y) => x - y)) {
-        this.candidatesVerified++;
-        const similarity = jaccard(shingles, this.kept.get(other)!);
-        if (similarity >= jaccard_threshold) return { duplicate_of: other, jaccard: similarity };
-        this.falseCandidates++;
-      }
+    this.candidates = [];
+    for (let band = 0; band < bands; band++) this.buckets[band]!.forEach(keys[band]!, this.collect);
+    // Kept ids follow ordinals: verified in input order, the earliest near duplicate is the one named.
+    for (const id of this.candidates.sort((x, y) => x - y)) {
+      this.candidatesVerified++;
+      const similarity = jaccard(shingles, this.kept.get(id));
+      if (similarity >= jaccard_threshold) return { duplicate_of: this.kept.ordinalOf(id), jaccard: similarity };
+      this.falseCandidates++;
     }
 
-    this.kept.set(ordinal, shingles);
-    for (let band = 0; band < bands; band++) {
-      const map = this.buckets[band]!;
-      const key = keys[band]!;
-      const hit = map.get(key);
-      if (hit === undefined) map.set(key, ordinal);
-      else if (typeof hit === 'number') map.set(key, [hit, ordinal]);
-      else hit.push(ordinal);
-    }
+    const id = this.kept.add(shingles, ordinal);
+    for (let band = 0; band < bands; band++) this.buckets[band]!.add(keys[band]!, id);
     return null;
   }
 
   private bandKeysInto(shingles: Uint32Array, keys: Uint32Array): void {
     this.sign(shingles);
     const { bands, rows } = this.params;
-    for (let band = 0; band < bands; band++) keys[band] = smallKey(combineHashes(this.signature, band * rows, rows, band));
+    for (let band = 0; band < bands; band++) keys[band] = combineHashes(this.signature, band * rows, rows, band);
   }
 
   private sign(shingles: Uint32Array): void {
