@@ -1,5 +1,6 @@
 import { BandTable } from './band-table.js';
 import { combineHashes, splitmix32 } from './hashing.js';
+import { OnePermutationMinHash } from './minhash.js';
 import type { DataPrepParams } from './params.js';
 import { SetStore } from './set-store.js';
 import { jaccard } from './shingles.js';
@@ -10,16 +11,15 @@ export interface NearDuplicate {
 }
 
 /**
- * Near duplicates: MinHash signatures over shingle sets, LSH banding for candidates, and the exact Jaccard of the
- * candidate's shingle sets to confirm them, so a banding false positive is never removed. Documents are
- * considered in input order and compared only with documents kept so far: the keeper of a cluster is its
+ * Near duplicates: MinHash signatures over shingle sets (one permutation, densified: ./minhash.ts), LSH banding
+ * for candidates, and the exact Jaccard of the candidate's shingle sets to confirm them, so a banding false
+ * positive is never removed. Documents are considered in input order and compared only with documents kept so far: the keeper of a cluster is its
  * earliest document, and a removed document never pulls a third one into its cluster. Memory, per kept
  * document: its shingle set (4 bytes a shingle, in a {@link SetStore}) and one slot per band (a {@link BandTable},
  * 11–21 bytes), no object of its own.
  */
 export class NearDeduper {
-  private readonly a: Uint32Array;
-  private readonly b: Uint32Array;
+  private readonly minhash: OnePermutationMinHash;
   private readonly buckets: BandTable[];
   /** Shingle sets of kept documents, by kept id (the order they were kept in, so ids follow ordinals). */
   private readonly kept = new SetStore();
@@ -28,21 +28,13 @@ export class NearDeduper {
   private readonly collect = (id: number) => {
     if (!this.candidates.includes(id)) this.candidates.push(id);
   };
-  private readonly signature: Uint32Array;
   private readonly keys: Uint32Array;
   candidatesVerified = 0;
   falseCandidates = 0;
 
   constructor(private readonly params: DataPrepParams['near']) {
-    const next = splitmix32(params.seed);
-    this.a = new Uint32Array(params.permutations);
-    this.b = new Uint32Array(params.permutations);
-    for (let i = 0; i < params.permutations; i++) {
-      this.a[i] = next() | 1; // odd: x ↦ a·x + b (mod 2³²) is then a permutation
-      this.b[i] = next();
-    }
+    this.minhash = new OnePermutationMinHash(params.permutations, splitmix32(params.seed)());
     this.buckets = Array.from({ length: params.bands }, () => new BandTable());
-    this.signature = new Uint32Array(params.permutations);
     this.keys = new Uint32Array(params.bands);
   }
 
@@ -83,23 +75,8 @@ export class NearDeduper {
   }
 
   private bandKeysInto(shingles: Uint32Array, keys: Uint32Array): void {
-    this.sign(shingles);
+    const signature = this.minhash.sign(shingles);
     const { bands, rows } = this.params;
-    for (let band = 0; band < bands; band++) keys[band] = combineHashes(this.signature, band * rows, rows, band);
-  }
-
-  private sign(shingles: Uint32Array): void {
-    const { a, b, signature } = this;
-    signature.fill(0xffffffff);
-    for (let p = 0; p < a.length; p++) {
-      const ap = a[p]!;
-      const bp = b[p]!;
-      let min = 0xffffffff;
-      for (let s = 0; s < shingles.length; s++) {
-        const v = (Math.imul(ap, shingles[s]!) + bp) >>> 0;
-        if (v < min) min = v;
-      }
-      signature[p] = min;
-    }
+    for (let band = 0; band < bands; band++) keys[band] = combineHashes(signature, band * rows, rows, band);
   }
 }
