@@ -12,7 +12,7 @@ parentPort!.on('message', (msg: { id: number; texts: string[] }) => {
   void analyzer.then(
     (a) => {
       const analyses: DocAnalysis[] = msg.texts.map((t) => a.analyze(t));
-      const buffers = analyses.flatMap((x) => [x.shingles.buffer, x.keys.buffer]) as ArrayBuffer[];
+      const buffers = analyses.flatMap((x) => [x.tokens.buffer, x.shingles.buffer, x.keys.buffer]) as ArrayBuffer[];
       parentPort!.postMessage({ id: msg.id, analyses }, buffers);
     },
     (err: unknown) => parentPort!.postMessage({ id: msg.id, error: err instanceof Error ? err.message : String(err) }),
