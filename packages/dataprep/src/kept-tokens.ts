@@ -3,6 +3,8 @@ import { Vocabulary } from './vocabulary.js';
 
 /** Bytes per chunk: 4 MiB, so growing the store never copies what it holds. */
 const CHUNK = 1 << 22;
+/** Scratch buffers past this size (bytes or tokens) are dropped after use: a long document leaves nothing behind. */
+const SCRATCH_KEPT = 1 << 20;
 
 /**
  * The kept documents' token hashes, from which their shingle sets are made again when a later document names one
@@ -73,17 +75,18 @@ export class KeptTokens {
       this.chunks[chunk]!.set(bytes.subarray(0, n), at);
       this.used += n;
     }
+    // A very long document's scratch is not kept for the rest of the run.
+    if (bytes.length > SCRATCH_KEPT) this.scratch = new Uint8Array(1024);
     return this.record(chunk, at, tokens.length, ordinal);
   }
 
-  /** The token hashes stored under `id`, in a buffer reused by the next call. */
+  /** The token hashes stored under `id`, in a buffer reused by the next call (or a fresh one for a long document). */
   tokens(id: number): Uint32Array {
     const i = 4 * id;
     const chunk = this.chunks[this.index[i]!]!;
     let p = this.index[i + 1]!;
     const count = this.index[i + 2]!;
-    if (this.decoded.length < count) this.decoded = new Uint32Array(count);
-    const out = this.decoded;
+    const out = count > SCRATCH_KEPT ? new Uint32Array(count) : this.decoded.length >= count ? this.decoded : (this.decoded = new Uint32Array(count));
     for (let t = 0; t < count; t++) {
       if (chunk[p] === 0) {
         out[t] = (chunk[p + 1]! | (chunk[p + 2]! << 8) | (chunk[p + 3]! << 16) | (chunk[p + 4]! << 24)) >>> 0;
