@@ -153,6 +153,8 @@ try {
   // The worker's way: the per-document work on a thread per core, the in-order decisions on this thread.
   const threads = Number(opt('--threads', String(defaultDataPrepThreads())));
   const threadedPrep = await ThreadedDataPrep.create(battery, threads);
+  // Started before the clock: each thread builds its battery index and token hasher once, whatever the shard size.
+  await threadedPrep.ready();
   const threadedNear = new Uint8Array(DOCS);
   // One batch in flight while the next is read, as the worker keeps the threads busy while it reads.
   let inFlight: Promise<void> = Promise.resolve();

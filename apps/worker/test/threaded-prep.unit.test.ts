@@ -14,6 +14,7 @@ const texts = fixture('dataprep/corpus.jsonl')
 async function threaded(threads: number, sizes: readonly number[]): Promise<{ verdicts: Verdict[]; summary: unknown }> {
   const prep = await ThreadedDataPrep.create(battery, threads);
   try {
+    await prep.ready(); // answers an empty batch per thread: no ordinal is taken
     // Every batch submitted at once, of sizes that use different threads (a one-document batch only the first), so
     // a later batch can be analysed before an earlier one: the decisions must still follow the submissions.
     const batches: Promise<Verdict[]>[] = [];

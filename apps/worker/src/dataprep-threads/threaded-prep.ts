@@ -56,6 +56,11 @@ export class ThreadedDataPrep {
     return decided;
   }
 
+  /** Resolves once every thread has built its analyser (battery index, token hasher) and answered an empty batch. */
+  async ready(): Promise<void> {
+    await Promise.all(this.threads.map((t) => this.analyze(t, [])));
+  }
+
   summary(): DataPrepSummary {
     return this.prep.summary();
   }
