@@ -8,11 +8,11 @@ const SCRATCH_KEPT = 1 << 20;
 
 /**
  * The kept documents' token hashes, from which their shingle sets are made again when a later document names one
- * as a candidate (rarely: about one document in six on the benchmark corpus). Each token is stored as a varint of
- * its vocabulary id + 1 (1 byte for the 127 first-seen tokens, 2 for the next 16,256, then 3 or 4), or a 0 byte and
- * its 4-byte hash once the vocabulary is full, in large byte chunks with a 16-byte index entry per document: about
- * 2 bytes a token against 4 a shingle for the shingle sets themselves, and no object per document. The shingle set
- * made again is the one made from the document's own token hashes: Jaccard stays exact.
+ * as a candidate (rarely: about one check per six documents on the benchmark corpus). Each token is stored as a
+ * varint of its vocabulary id + 1 (1 byte for the 127 first-seen tokens, 2 for the next 16,256, then 3 or 4), or
+ * a 0 byte and its 4-byte hash once the vocabulary is full, in large byte chunks with a 16-byte index entry per
+ * document: about 2 bytes a token against 4 a shingle for the shingle sets themselves, and no object per
+ * document. The shingle set made again is the one made from the document's own token hashes: Jaccard stays exact.
  */
 export class KeptTokens {
   private readonly vocabulary: Vocabulary;

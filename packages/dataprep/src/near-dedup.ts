@@ -1,8 +1,8 @@
 import { BandTable } from './band-table.js';
 import { combineHashes, splitmix32 } from './hashing.js';
+import { KeptTokens } from './kept-tokens.js';
 import { OnePermutationMinHash } from './minhash.js';
 import type { DataPrepParams } from './params.js';
-import { KeptTokens } from './kept-tokens.js';
 import { jaccard, shingleSet } from './shingles.js';
 
 export interface NearDuplicate {
@@ -13,10 +13,11 @@ export interface NearDuplicate {
 /**
  * Near duplicates: MinHash signatures over shingle sets (one permutation, densified: ./minhash.ts), LSH banding
  * for candidates, and the exact Jaccard of the candidate's shingle sets to confirm them, so a banding false
- * positive is never removed. Documents are considered in input order and compared only with documents kept so far: the keeper of a cluster is its
- * earliest document, and a removed document never pulls a third one into its cluster. Memory, per kept
- * document: its token hashes (about 2 bytes a token, in {@link KeptTokens}, from which its shingle set is made
- * again when it is a candidate) and one slot per band (a {@link BandTable}, 10–12.5 bytes), no object of its own.
+ * positive is never removed. Documents are considered in input order and compared only with documents kept so
+ * far: the keeper of a cluster is its earliest document, and a removed document never pulls a third one into its
+ * cluster. Memory, per kept document: its token hashes (about 2 bytes a token, in {@link KeptTokens}, from which
+ * its shingle set is made again when it is a candidate) and one slot per band (a {@link BandTable}, 10–12.5
+ * bytes), no object of its own.
  */
 export class NearDeduper {
   private readonly minhash: OnePermutationMinHash;
