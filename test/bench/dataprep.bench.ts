@@ -37,7 +37,6 @@ import {
   normalizeText,
   parseBattery,
   resolveParams,
-  shingleSet,
   wordTokens,
 } from '@ito/dataprep';
 import { ThreadedDataPrep, defaultDataPrepThreads } from '../../apps/worker/src/dataprep-threads/threaded-prep.js';
@@ -134,7 +133,7 @@ try {
   ordinal = 0;
   const near = await pass('near', (text) => {
     const tokens = wordTokens(normalizeText(text, params.normalization));
-    nearDedup!.consider(ordinal++, shingleSet(hashTokens(tokens, hasher), params.near.shingle_words));
+    nearDedup!.consider(ordinal++, hashTokens(tokens, hasher));
   });
   // Each pass's index is dropped before the next, so peak RSS is that of one pass, not of all of them at once.
   const nearPassStats = { candidates_verified: nearDedup.candidatesVerified, false_candidates: nearDedup.falseCandidates };
@@ -154,6 +153,8 @@ try {
   // The worker's way: the per-document work on a thread per core, the in-order decisions on this thread.
   const threads = Number(opt('--threads', String(defaultDataPrepThreads())));
   const threadedPrep = await ThreadedDataPrep.create(battery, threads);
+  // Started before the clock: each thread builds its battery index and token hasher once, whatever the shard size.
+  await threadedPrep.ready();
   const threadedNear = new Uint8Array(DOCS);
   // One batch in flight while the next is read, as the worker keeps the threads busy while it reads.
   let inFlight: Promise<void> = Promise.resolve();

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { DataPrep, documentText, parseBattery, type Verdict } from '@ito/dataprep';
+import { DataPrep, DocAnalyzer, createTokenHasher, documentText, parseBattery, resolveParams, type Verdict } from '@ito/dataprep';
+import { packAnalyses, transferables, unpackAnalyses } from '../src/dataprep-threads/packed.js';
 import { ThreadedDataPrep } from '../src/dataprep-threads/threaded-prep.js';
 
 const fixture = (path: string) => readFileSync(new URL(`../../../test/fixtures/${path}`, import.meta.url), 'utf8');
@@ -13,6 +14,7 @@ const texts = fixture('dataprep/corpus.jsonl')
 async function threaded(threads: number, sizes: readonly number[]): Promise<{ verdicts: Verdict[]; summary: unknown }> {
   const prep = await ThreadedDataPrep.create(battery, threads);
   try {
+    await prep.ready(); // answers an empty batch per thread: no ordinal is taken
     // Every batch submitted at once, of sizes that use different threads (a one-document batch only the first), so
     // a later batch can be analysed before an earlier one: the decisions must still follow the submissions.
     const batches: Promise<Verdict[]>[] = [];
@@ -46,4 +48,16 @@ describe('data prep on worker threads', () => {
       expect(got.summary).toEqual(prep.summary());
     }
   }, 120_000);
+
+  it('a batch of analyses packed into a few transferred buffers comes back whole, empty and contaminated documents included', async () => {
+    const analyzer = new DocAnalyzer(resolveParams(), battery, await createTokenHasher());
+    const analyses = ['', '!!!', ...texts.slice(0, 60)].map((t) => analyzer.analyze(t));
+    expect(analyses.some((a) => a.items.length > 0 && a.tokens.length === 0)).toBe(true);
+    const packed = packAnalyses(analyses);
+    expect(transferables(packed)).toHaveLength(6);
+    const sent = structuredClone(packed, { transfer: transferables(packed) });
+    expect(packed.tokens.byteLength).toBe(0); // transferred, not copied
+    expect(unpackAnalyses(sent)).toEqual(analyses);
+    expect(unpackAnalyses(packAnalyses([]))).toEqual([]);
+  });
 });

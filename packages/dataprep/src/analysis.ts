@@ -17,7 +17,8 @@ export interface DocAnalysis {
   digest: string;
   /** Battery item ids the document shares an n-gram with, sorted. */
   items: string[];
-  /** Empty when the document is contaminated: it never reaches near dedup. */
+  /** The word tokens' hashes and their shingle set; both empty when the document is contaminated (it never reaches near dedup). */
+  tokens: Uint32Array;
   shingles: Uint32Array;
   keys: Uint32Array;
 }
@@ -40,7 +41,8 @@ export class DocAnalyzer {
     const tokens = wordTokens(normalized);
     const hashes = hashTokens(tokens, this.hasher);
     const items = this.index.touched(tokens, hashes);
-    const shingles = items.length > 0 ? new Uint32Array(0) : shingleSet(hashes, this.params.near.shingle_words);
-    return { digest: exactDigest(normalized), items, shingles, keys: this.signer.bandKeys(shingles) };
+    const clean = items.length === 0;
+    const shingles = clean ? shingleSet(hashes, this.params.near.shingle_words) : new Uint32Array(0);
+    return { digest: exactDigest(normalized), items, tokens: clean ? hashes : new Uint32Array(0), shingles, keys: this.signer.bandKeys(shingles) };
   }
 }

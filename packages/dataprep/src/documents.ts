@@ -6,6 +6,8 @@ export type ShardFormat = 'jsonl' | 'text';
 
 /** The longest line (one document) accepted, in UTF-8 bytes: a bound on what one line can make us hold. */
 export const MAX_LINE_BYTES = 16 * 1024 * 1024;
+const LF = 0x0a;
+const CR = 0x0d;
 
 export class DocumentError extends Error {
   override readonly name = 'DocumentError';
@@ -26,37 +28,59 @@ export async function* linesOf(chunks: AsyncIterable<Uint8Array | string>, maxLi
 
 /**
  * The same lines as {@link linesOf}, one array per chunk read: a reader of many short lines pays one step of an
- * async generator (a few microtasks) per chunk instead of per line, with the same checks at the same points.
+ * async generator (a few microtasks) per chunk instead of per line. Lines are split on the bytes (`indexOf` of
+ * `\n`) and each is decoded on its own, so no chunk-sized string is built, joined to the next and copied flat
+ * again to be searched; a line split across chunks is joined from its parts once its end is read. A string chunk
+ * is taken as its UTF-8 encoding. The bound is on the line's bytes, its CR included, wherever its chunks end.
  */
 export async function* lineBatchesOf(chunks: AsyncIterable<Uint8Array | string>, maxLineBytes = MAX_LINE_BYTES, signal?: AbortSignal): AsyncGenerator<string[]> {
   const decoder = new TextDecoder('utf-8', { fatal: true });
-  let pending = '';
   let lineNo = 0;
-  const decode = (chunk: Uint8Array | string, stream: boolean) => {
+  /** The start of a line whose end has not been read yet, in parts, and their total length. */
+  let parts: Uint8Array[] = [];
+  let partBytes = 0;
+  const decode = (bytes: Uint8Array) => {
+    const end = bytes.length > 0 && bytes[bytes.length - 1] === CR ? bytes.length - 1 : bytes.length;
     try {
-      return typeof chunk === 'string' ? chunk : decoder.decode(chunk, { stream });
+      return decoder.decode(bytes.subarray(0, end));
     } catch {
-      throw new DocumentError(`line ${lineNo + 1} is not valid UTF-8`);
+      throw new DocumentError(`line ${lineNo} is not valid UTF-8`);
     }
   };
-  for await (const chunk of chunks) {
+  for await (const raw of chunks) {
     signal?.throwIfAborted();
-    pending += decode(chunk, true);
+    const chunk = typeof raw === 'string' ? Buffer.from(raw, 'utf8') : raw;
     let start = 0;
-    let nl: number;
+    let nl = chunk.indexOf(LF);
     const batch: string[] = [];
-    while ((nl = pending.indexOf('\n', start)) !== -1) {
+    const tooLong = () => new DocumentError(`line ${lineNo} is longer than ${maxLineBytes} bytes`);
+    if (nl !== -1 && partBytes > 0) {
       lineNo++;
-      batch.push(pending.charCodeAt(nl - 1) === 13 ? pending.slice(start, nl - 1) : pending.slice(start, nl));
+      if (partBytes + nl > maxLineBytes) throw tooLong();
+      batch.push(decode(Buffer.concat([...parts, chunk.subarray(0, nl)])));
+      parts = [];
+      partBytes = 0;
+      start = nl + 1;
+      nl = chunk.indexOf(LF, start);
+    }
+    for (; nl !== -1; nl = chunk.indexOf(LF, start)) {
+      lineNo++;
+      if (nl - start > maxLineBytes) throw tooLong();
+      batch.push(decode(chunk.subarray(start, nl)));
       start = nl + 1;
     }
     if (batch.length > 0) yield batch;
-    pending = start === 0 ? pending : pending.slice(start);
-    // A UTF-16 unit is at most 3 UTF-8 bytes: a cheap bound that never needs the line encoded.
-    if (pending.length * 3 > maxLineBytes && Buffer.byteLength(pending) > maxLineBytes) throw new DocumentError(`line ${lineNo + 1} is longer than ${maxLineBytes} bytes`);
+    if (start < chunk.length) {
+      // Copied (about one line a chunk): a source may reuse the buffer it handed over for its next chunk.
+      parts.push(new Uint8Array(chunk.subarray(start)));
+      partBytes += chunk.length - start;
+      if (partBytes > maxLineBytes) throw new DocumentError(`line ${lineNo + 1} is longer than ${maxLineBytes} bytes`);
+    }
   }
-  pending += decode(new Uint8Array(0), false);
-  if (pending.length > 0) yield [pending.endsWith('\r') ? pending.slice(0, -1) : pending];
+  if (partBytes > 0) {
+    lineNo++;
+    yield [decode(Buffer.concat(parts))];
+  }
 }
 
 /**

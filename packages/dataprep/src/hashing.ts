@@ -82,7 +82,7 @@ export function hashTokens(tokens: readonly string[], hasher: TokenHasher): Uint
   return out;
 }
 
-/** splitmix32: a small seeded generator for the MinHash permutations, so a seed names the same ones everywhere. */
+/** splitmix32: a small seeded generator (the MinHash's hash seed), so a seed names the same hashes everywhere. */
 export function splitmix32(seed: number): () => number {
   let state = seed >>> 0;
   return () => {

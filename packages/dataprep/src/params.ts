@@ -15,13 +15,13 @@ export interface DataPrepParams {
   near: {
     /** Shingles are runs of this many consecutive word tokens. */
     shingle_words: number;
-    /** MinHash permutations; must equal bands × rows. */
+    /** MinHash signature length (the bins of one-permutation MinHash; the name is kept); must equal bands × rows. */
     permutations: number;
     bands: number;
     rows: number;
     /** A candidate pair is a duplicate only when the exact Jaccard of its shingle sets reaches this. */
     jaccard_threshold: number;
-    /** Seed of the permutations: the same seed gives the same signatures, so runs are reproducible. */
+    /** Seed of the MinHash: the same seed gives the same signatures, so runs are reproducible. */
     seed: number;
   };
   decontamination: {

@@ -6,7 +6,6 @@ import { createTokenHasher, hashTokens, type TokenHasher } from './hashing.js';
 import { NearDeduper } from './near-dedup.js';
 import { normalizeText, wordTokens } from './normalize.js';
 import { decontaminationMethod, impliedThreshold, resolveParams, type DataPrepParams, type DeepPartial } from './params.js';
-import { shingleSet } from './shingles.js';
 
 export type Verdict =
   | { ordinal: number; kept: true }
@@ -78,7 +77,7 @@ export class DataPrep {
       for (const item of items) this.contaminated.add(item);
       return { ordinal, kept: false, reason: 'decontamination', items };
     }
-    const dup = this.near.consider(ordinal, shingleSet(hashes, this.params.near.shingle_words));
+    const dup = this.near.consider(ordinal, hashes);
     if (dup) {
       this.removed.near++;
       return { ordinal, kept: false, reason: 'near', duplicate_of: dup.duplicate_of, jaccard: dup.jaccard };
@@ -102,7 +101,7 @@ export class DataPrep {
       for (const item of analysis.items) this.contaminated.add(item);
       return { ordinal, kept: false, reason: 'decontamination', items: analysis.items };
     }
-    const dup = this.near.considerKeyed(ordinal, analysis.shingles, analysis.keys);
+    const dup = this.near.considerKeyed(ordinal, analysis.tokens, analysis.shingles, analysis.keys);
     if (dup) {
       this.removed.near++;
       return { ordinal, kept: false, reason: 'near', duplicate_of: dup.duplicate_of, jaccard: dup.jaccard };
@@ -129,7 +128,7 @@ export function describeMethod(params: DataPrepParams): DataPrepMethod {
   const { near } = params;
   return {
     exact: `${params.exact.hash} of the text after Unicode ${params.normalization.unicode}, white space collapsed${params.normalization.case_fold ? ', case folded' : ''}`,
-    near: `minhash over ${near.shingle_words}-word shingles, ${near.permutations} permutations, lsh ${near.bands} bands × ${near.rows} rows, candidates confirmed at exact jaccard ≥ ${near.jaccard_threshold}; the earliest document of a cluster is kept`,
+    near: `one-permutation minhash with optimal densification over ${near.shingle_words}-word shingles, ${near.permutations} bins, lsh ${near.bands} bands × ${near.rows} rows, candidates confirmed at exact jaccard ≥ ${near.jaccard_threshold}; the earliest document of a cluster is kept`,
     decontamination: decontaminationMethod(params),
     order: 'exact, decontamination, near',
     params,

@@ -9,9 +9,14 @@ import { DataPrep, NearDeduper, createTokenHasher, hashTokens, jaccard, mix32, n
 const battery = parseBattery('b/v1', '{"id":"x-1","task":"t","text":"nothing in this battery item appears in the documents of these tests"}\n');
 const words = (prefix: string, n: number) => Array.from({ length: n }, (_, i) => `${prefix}${i}`);
 
-async function shingled(text: string): Promise<Uint32Array> {
+/** A text's word-token hashes: what near dedup takes. */
+async function tokenized(text: string): Promise<Uint32Array> {
   const hasher = await createTokenHasher();
-  return shingleSet(hashTokens(wordTokens(normalizeText(text, resolveParams({}).normalization)), hasher), 5);
+  return hashTokens(wordTokens(normalizeText(text, resolveParams({}).normalization)), hasher);
+}
+
+async function shingled(text: string): Promise<Uint32Array> {
+  return shingleSet(await tokenized(text), 5);
 }
 
 describe('normalisation', () => {
@@ -90,20 +95,20 @@ describe('near dedup', () => {
 
   it('LSH banding: unrelated documents are never compared, a near copy is one candidate, a look-alike below the threshold a false one', async () => {
     const near = new NearDeduper(resolveParams({}).near);
-    for (let d = 0; d < 30; d++) expect(near.consider(d, await shingled(words(`d${d}x`, 50).join(' ')))).toBeNull();
+    for (let d = 0; d < 30; d++) expect(near.consider(d, await tokenized(words(`d${d}x`, 50).join(' ')))).toBeNull();
     // One-word documents: one shingle each, so their MinHash values are independent; no band of 5 rows can agree.
-    for (let d = 0; d < 40; d++) expect(near.consider(100 + d, await shingled(`solo${d}`))).toBeNull();
+    for (let d = 0; d < 40; d++) expect(near.consider(100 + d, await tokenized(`solo${d}`))).toBeNull();
     expect(near.candidatesVerified).toBe(0);
     expect(near.falseCandidates).toBe(0);
     const base = words('d3x', 50);
     const copy = base.map((w, i) => (i === 25 ? 'changed' : w));
-    expect(near.consider(30, await shingled(copy.join(' ')))).toEqual({ duplicate_of: 3, jaccard: 41 / 51 });
+    expect(near.consider(30, await tokenized(copy.join(' ')))).toEqual({ duplicate_of: 3, jaccard: 41 / 51 });
     expect(near.candidatesVerified).toBe(1);
     expect(near.falseCandidates).toBe(0);
     // Two words edited far apart: Jaccard 36/56, under the 0.8 threshold but over the banding's 0.55.
     const lookalike = base.map((w, i) => (i === 10 || i === 35 ? `edit${i}` : w));
     expect(jaccard(await shingled(lookalike.join(' ')), await shingled(base.join(' ')))).toBe(36 / 56);
-    expect(near.consider(31, await shingled(lookalike.join(' ')))).toBeNull();
+    expect(near.consider(31, await tokenized(lookalike.join(' ')))).toBeNull();
     expect(near.candidatesVerified).toBe(2);
     expect(near.falseCandidates).toBe(1);
   });
@@ -114,9 +119,9 @@ describe('near dedup', () => {
     const c = a.map((w, i) => ([10, 40].includes(i) ? `b${i}` : w)); // 46/66 with a and with b
     // With seed 8 the banding meets b before a: the candidates must be verified in input order.
     const near = new NearDeduper({ ...resolveParams({}).near, jaccard_threshold: 0.6, seed: 8 });
-    expect(near.consider(0, await shingled(a.join(' ')))).toBeNull();
-    expect(near.consider(1, await shingled(b.join(' ')))).toBeNull();
-    expect(near.consider(2, await shingled(c.join(' ')))).toEqual({ duplicate_of: 0, jaccard: 46 / 66 });
+    expect(near.consider(0, await tokenized(a.join(' ')))).toBeNull();
+    expect(near.consider(1, await tokenized(b.join(' ')))).toBeNull();
+    expect(near.consider(2, await tokenized(c.join(' ')))).toEqual({ duplicate_of: 0, jaccard: 46 / 66 });
   });
 
   it('every kept document in a bucket stays a candidate, the second and later ones too', async () => {
@@ -124,18 +129,19 @@ describe('near dedup', () => {
     const near = new NearDeduper({ ...resolveParams({}).near, bands: 1, rows: 1, permutations: 1, jaccard_threshold: 1 });
     const a = words('w', 60);
     const b = [...a, 'extra']; // one shingle more: 56/57, kept under a threshold of 1
-    expect(near.consider(0, await shingled(a.join(' ')))).toBeNull();
-    expect(near.consider(1, await shingled(b.join(' ')))).toBeNull();
+    expect(near.consider(0, await tokenized(a.join(' ')))).toBeNull();
+    expect(near.consider(1, await tokenized(b.join(' ')))).toBeNull();
     expect([near.candidatesVerified, near.falseCandidates]).toEqual([1, 1]);
-    expect(near.consider(2, await shingled(a.join(' ')))).toEqual({ duplicate_of: 0, jaccard: 1 });
-    expect(near.consider(3, await shingled(b.join(' ')))).toEqual({ duplicate_of: 1, jaccard: 1 });
+    expect(near.consider(2, await tokenized(a.join(' ')))).toEqual({ duplicate_of: 0, jaccard: 1 });
+    expect(near.consider(3, await tokenized(b.join(' ')))).toEqual({ duplicate_of: 1, jaccard: 1 });
     expect([near.candidatesVerified, near.falseCandidates]).toEqual([4, 2]);
   });
 
-  it('an empty shingle set is never indexed nor matched', () => {
+  it('a document with no token (so no shingle) is never indexed nor matched', async () => {
     const near = new NearDeduper(resolveParams({}).near);
     expect(near.consider(0, new Uint32Array(0))).toBeNull();
     expect(near.consider(1, new Uint32Array(0))).toBeNull();
+    expect(near.consider(2, await tokenized('!!! ???'))).toBeNull();
     expect(near.candidatesVerified).toBe(0);
   });
 });

@@ -1,9 +1,10 @@
 import { parentPort, workerData } from 'node:worker_threads';
-import { DocAnalyzer, createTokenHasher, type Battery, type DataPrepParams, type DocAnalysis } from '@ito/dataprep';
+import { DocAnalyzer, createTokenHasher, type Battery, type DataPrepParams } from '@ito/dataprep';
+import { packAnalyses, transferables } from './packed.js';
 
 /**
  * A data-prep thread: analyses batches of documents' texts (normalise, digest, tokenise, battery n-grams,
- * shingles, MinHash band keys) and answers each batch with its analyses, in the batch's order.
+ * shingles, MinHash band keys) and answers each batch with its analyses, in the batch's order, packed (./packed.ts).
  */
 const { battery, params } = workerData as { battery: Battery; params: DataPrepParams };
 const analyzer = createTokenHasher().then((hasher) => new DocAnalyzer(params, battery, hasher));
@@ -11,9 +12,8 @@ const analyzer = createTokenHasher().then((hasher) => new DocAnalyzer(params, ba
 parentPort!.on('message', (msg: { id: number; texts: string[] }) => {
   void analyzer.then(
     (a) => {
-      const analyses: DocAnalysis[] = msg.texts.map((t) => a.analyze(t));
-      const buffers = analyses.flatMap((x) => [x.shingles.buffer, x.keys.buffer]) as ArrayBuffer[];
-      parentPort!.postMessage({ id: msg.id, analyses }, buffers);
+      const packed = packAnalyses(msg.texts.map((t) => a.analyze(t)));
+      parentPort!.postMessage({ id: msg.id, packed }, transferables(packed));
     },
     (err: unknown) => parentPort!.postMessage({ id: msg.id, error: err instanceof Error ? err.message : String(err) }),
   );

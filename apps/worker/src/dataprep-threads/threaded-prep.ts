@@ -1,6 +1,7 @@
 import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
 import { DataPrep, type Battery, type DataPrepParams, type DataPrepSummary, type DeepPartial, type DocAnalysis, type Verdict } from '@ito/dataprep';
+import { unpackAnalyses, type PackedAnalyses } from './packed.js';
 
 /** One thread per core, at most four: past that, reading and the in-order decisions on this thread are the limit. */
 export function defaultDataPrepThreads(): number {
@@ -55,6 +56,11 @@ export class ThreadedDataPrep {
     return decided;
   }
 
+  /** Resolves once every thread has built its analyser (battery index, token hasher) and answered an empty batch. */
+  async ready(): Promise<void> {
+    await Promise.all(this.threads.map((t) => this.analyze(t, [])));
+  }
+
   summary(): DataPrepSummary {
     return this.prep.summary();
   }
@@ -83,12 +89,12 @@ function startThread(battery: Battery, params: DataPrepParams): { worker: Worker
     ? new Worker(new URL('./prep-worker.ts', import.meta.url), { execArgv: ['--import', 'tsx'], workerData })
     : new Worker(new URL('./prep-worker.js', import.meta.url), { execArgv: [], workerData });
   const pending = new Map<number, Pending>();
-  worker.on('message', (msg: { id: number; analyses?: DocAnalysis[]; error?: string }) => {
+  worker.on('message', (msg: { id: number; packed?: PackedAnalyses; error?: string }) => {
     const p = pending.get(msg.id);
     if (!p) return;
     pending.delete(msg.id);
     if (msg.error !== undefined) p.reject(new Error(msg.error));
-    else p.resolve(msg.analyses!);
+    else p.resolve(unpackAnalyses(msg.packed!));
   });
   const failAll = (err: Error) => {
     for (const p of pending.values()) p.reject(err);
