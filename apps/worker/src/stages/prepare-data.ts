@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import { basename, join } from 'node:path';
 import type { ErrorCode, Manifest } from '@ito/contracts';
 import {
@@ -12,6 +11,7 @@ import {
   shardFormatOf,
   type Battery,
   type DataRefBounds,
+  type ShardFormat,
   type Verdict,
 } from '@ito/dataprep';
 import { ThreadedDataPrep, defaultDataPrepThreads } from '../dataprep-threads/threaded-prep.js';
@@ -44,6 +44,8 @@ export type PrepareOutcome = { ok: true; fact: DataPreparedEvent; disagreement: 
 
 type InFlight = { docs: Array<{ line: string; lineNo: number }>; verdicts: Promise<Verdict[]> };
 type Removal = { shard: number; line: number } & Omit<Exclude<Verdict, { kept: true }>, 'kept'>;
+/** Kept lines are handed to the store in chunks of about this many bytes (a line longer than it is one chunk). */
+const KEPT_CHUNK_BYTES = 1024 * 1024;
 
 /**
  * Streams every shard of one `file://` or stored data ref (a `.jsonl` or `.txt` file, or a directory of them; other files,
@@ -111,52 +113,38 @@ async function prepareWith(
 
   for (const [shardNo, rel] of shards.entries()) {
     const format = shardFormatOf(rel);
-    const kept: Buffer[] = [];
-    let lineNo = 0;
-    try {
-      // Both sources count their bytes against the same budget and stop at the signal: a file through the
-      // no-follow walk, a stored object as its driver streams it.
-      const chunks = stored ? stored.open(rel, bytesRead, signal) : readChunks(pathOf(rel), bytesRead, signal);
-      // One batch on the threads while the next is read; verdicts are taken in order all the same.
-      let previous: InFlight | null = null;
-      const settle = async ({ docs, verdicts }: InFlight) => {
-        (await verdicts).forEach((verdict, i) => {
-          const doc = docs[i]!;
-          if (verdict.kept) kept.push(Buffer.from(`${doc.line}\n`));
-          else if (removals.length < MAX_REPORT_ENTRIES) {
-            const { kept: _k, ...rest } = verdict;
-            removals.push({ shard: shardNo, line: doc.lineNo, ...rest });
-          } else removalsDropped++;
-        });
-      };
-      for await (const batch of lineBatchesOf(chunks, MAX_LINE_BYTES, signal)) {
-        const docs: Array<{ line: string; lineNo: number }> = [];
-        const texts: string[] = [];
-        for (const line of batch) {
-          lineNo++;
-          const text = documentText(line, format, lineNo);
-          if (text === null) continue;
-          documents.take(1);
-          docs.push({ line, lineNo });
-          texts.push(text);
-        }
-        const current: InFlight = { docs, verdicts: prep.considerMany(texts) };
-        // A batch left behind by a refusal is never awaited: its failure (threads closed) must not go unhandled.
-        current.verdicts.catch(() => undefined);
-        if (previous) await settle(previous);
-        previous = current;
+    // Both sources count their bytes against the same budget and stop at the signal: a file through the
+    // no-follow walk, a stored object as its driver streams it.
+    const chunks = stored ? stored.open(rel, bytesRead, signal) : readChunks(pathOf(rel), bytesRead, signal);
+    /** What stopped the read, kept as it was thrown: the store's write wraps whatever its source throws. */
+    let failure: unknown = null;
+    const onRemoved = (removal: Removal) => {
+      if (removals.length < MAX_REPORT_ENTRIES) removals.push(removal);
+      else removalsDropped++;
+    };
+    async function* keptBytes(): AsyncGenerator<Uint8Array> {
+      try {
+        yield* keptChunks({ prep, chunks, format, shardNo, documents, signal, onRemoved });
+        // An abort after the last line still leaves no shard: the store drops an object whose source fails.
+        signal?.throwIfAborted();
+      } catch (err) {
+        failure = err;
+        throw err;
       }
-      if (previous) await settle(previous);
-    } catch (err) {
-      if (err instanceof DocumentError) return { ok: false, reason: `${where} shard ${shardNo + 1} of ${shards.length}: ${err.message}` };
-      if (err instanceof DataRefTooLargeError) return { ok: false, reason: `${where}.ref ${err.message}`, code: err.code };
-      throw err;
     }
-    signal?.throwIfAborted();
-    const bytes = Buffer.concat(kept);
-    written.push(`${outPrefix}${rel}`);
-    await input.storage.driverFor(outPrefix).write(`${outPrefix}${rel}`, bytes);
-    outputs.push({ rel, sha256: createHash('sha256').update(bytes).digest('hex') });
+    const uri = `${outPrefix}${rel}`;
+    written.push(uri);
+    let sha256: string;
+    try {
+      // Streamed: the shard's kept lines are written as they are decided, so memory is one chunk, not the shard.
+      ({ sha256 } = await input.storage.driverFor(outPrefix).writeStream(uri, keptBytes()));
+    } catch (err) {
+      const cause = failure ?? err;
+      if (cause instanceof DocumentError) return { ok: false, reason: `${where} shard ${shardNo + 1} of ${shards.length}: ${cause.message}` };
+      if (cause instanceof DataRefTooLargeError) return { ok: false, reason: `${where}.ref ${cause.message}`, code: cause.code };
+      throw cause;
+    }
+    outputs.push({ rel, sha256 });
   }
 
   const summary = prep.summary();
@@ -187,4 +175,67 @@ async function prepareWith(
     battery: { name: summary.battery.name, sha256: input.battery.sha256, items: summary.battery.items },
   };
   return { ok: true, fact, disagreement: provenanceDisagreement(declared, summary, summary.battery.name) };
+}
+
+/**
+ * The kept lines of one shard, as they were with their `\n`, in chunks of about {@link KEPT_CHUNK_BYTES}: each
+ * batch of lines is read and parsed while the one before it is on the threads, and its verdicts are taken in
+ * order. Removals go to `onRemoved`; a refusal (a line that is not a document, a bound passed) is thrown.
+ */
+async function* keptChunks(at: {
+  prep: ThreadedDataPrep;
+  chunks: AsyncIterable<Uint8Array>;
+  format: ShardFormat;
+  shardNo: number;
+  documents: ReadBudget;
+  signal: AbortSignal | undefined;
+  onRemoved: (removal: Removal) => void;
+}): AsyncGenerator<Uint8Array> {
+  const { prep, format, shardNo, documents, onRemoved } = at;
+  let pending: string[] = [];
+  let pendingBytes = 0;
+  const settle = async ({ docs, verdicts }: InFlight): Promise<Uint8Array | null> => {
+    (await verdicts).forEach((verdict, i) => {
+      const doc = docs[i]!;
+      if (verdict.kept) {
+        pending.push(`${doc.line}\n`);
+        pendingBytes += doc.line.length + 1;
+      } else {
+        const { kept: _k, ...rest } = verdict;
+        onRemoved({ shard: shardNo, line: doc.lineNo, ...rest });
+      }
+    });
+    return pendingBytes >= KEPT_CHUNK_BYTES ? flush() : null;
+  };
+  const flush = (): Uint8Array => {
+    const bytes = Buffer.from(pending.join(''));
+    pending = [];
+    pendingBytes = 0;
+    return bytes;
+  };
+  let lineNo = 0;
+  let previous: InFlight | null = null;
+  for await (const batch of lineBatchesOf(at.chunks, MAX_LINE_BYTES, at.signal)) {
+    const docs: Array<{ line: string; lineNo: number }> = [];
+    const texts: string[] = [];
+    for (const line of batch) {
+      lineNo++;
+      const text = documentText(line, format, lineNo);
+      if (text === null) continue;
+      documents.take(1);
+      docs.push({ line, lineNo });
+      texts.push(text);
+    }
+    // One batch on the threads while the next is read; verdicts are taken in order all the same.
+    const current: InFlight = { docs, verdicts: prep.considerMany(texts) };
+    // A batch left behind by a refusal is never awaited: its failure (threads closed) must not go unhandled.
+    current.verdicts.catch(() => undefined);
+    if (previous) {
+      const full = await settle(previous);
+      if (full) yield full;
+    }
+    previous = current;
+  }
+  if (previous) await settle(previous);
+  if (pendingBytes > 0) yield flush();
 }
