@@ -76,7 +76,7 @@ describe('data prep streams each shard to storage', () => {
     expect(out.equals(Buffer.from(`${firsts.join('\n')}\n`))).toBe(true);
   });
 
-  it('a line refused after more than a chunk was streamed leaves nothing under the run`s prefix, no temporary file either', async () => {
+  it('a line refused after more than a chunk was streamed leaves nothing under the checkpoint prefix: no object, no temporary file, no directory', async () => {
     const dir = mkdtempSync(join(root, 'bad-'));
     const { lines } = documents(3000);
     const bytes = Buffer.concat([Buffer.from(`${lines.join('\n')}\n`), Buffer.from([0x62, 0xff, 0x0a])]);
@@ -84,6 +84,8 @@ describe('data prep streams each shard to storage', () => {
     const outcome = await checkDataRefs('run_stream_bad', manifestFor(dir, `file://${dir}/shard.txt`, bytes), { evalBatteryDir, storage: defaultStorageRegistry(), fileRoots: [dir] });
     expect(outcome).toMatchObject({ ok: false, reason: '$.data[0] shard 1 of 1: line 3001 is not valid UTF-8' });
     expect(filesUnder(join(dir, 'ckpt'))).toEqual([]);
+    // Not even the directories the shard's write made on its way.
+    expect(existsSync(join(dir, 'ckpt'))).toBe(false);
   });
 });
 

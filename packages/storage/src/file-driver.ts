@@ -4,7 +4,7 @@ import { lstat, open, readdir, rename, unlink, type FileHandle } from 'node:fs/p
 import { basename, dirname, join } from 'node:path';
 import { DigestingStream } from './digest-stream.js';
 import { fileUriOf, filePathOf, isSafeSegment, type FileUriUse } from './file-uri.js';
-import { assertSamePath, ensureDirectoryNoFollow, isNoFollowError, openNoFollow, type NoFollowError } from './no-follow.js';
+import { assertSamePath, ensureDirectoryNoFollow, isNoFollowError, openNoFollow, removeEmptyDirectories, type NoFollowError } from './no-follow.js';
 import type { StorageDriver, StoredObject } from './storage-driver.js';
 import { StorageError, isStorageError } from './storage-error.js';
 
@@ -69,9 +69,15 @@ export class FileStorageDriver implements StorageDriver {
   private async writeAtomically(uri: string, fill: (file: FileHandle) => Promise<unknown>): Promise<void> {
     const path = this.pathOf(uri, 'object');
     const dir = dirname(path);
-    await noFollow(() => ensureDirectoryNoFollow(dir, { create: true }));
+    const created = await noFollow(() => ensureDirectoryNoFollow(dir, { create: true }));
     const temp = join(dir, `.${basename(path)}.${randomBytes(6).toString('hex')}.tmp`);
-    const file = await open(temp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o600);
+    let file: FileHandle;
+    try {
+      file = await open(temp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o600);
+    } catch (err) {
+      await removeEmptyDirectories(created);
+      throw err;
+    }
     try {
       try {
         // The directory was checked a moment ago; the temporary file proves it was created there, not elsewhere.
@@ -85,6 +91,8 @@ export class FileStorageDriver implements StorageDriver {
       await rename(temp, path);
     } catch (err) {
       await unlinkTempNoFollow(dir, temp);
+      // A refused or failed write leaves nothing behind, not even the directories it made on its way.
+      await removeEmptyDirectories(created);
       throw errnoOf(err) === 'EISDIR' ? notAnObject() : err;
     }
     await syncDirectory(dir);

@@ -1,5 +1,5 @@
 import { constants, existsSync } from 'node:fs';
-import { lstat, mkdir, open, readlink, type FileHandle } from 'node:fs/promises';
+import { lstat, mkdir, open, readlink, rmdir, type FileHandle } from 'node:fs/promises';
 
 /**
  * Opening a path without following a symlink at ANY component, from `/` down. Node cannot open relative to a
@@ -99,9 +99,11 @@ export async function openNoFollow(path: string, kind: 'file' | 'directory'): Pr
 
 /**
  * Makes sure the directory `path` exists with no symlink at any component, creating the missing ones (mode
- * 0700) when `create` allows it; refuses with a {@link NoFollowError}.
+ * 0700) when `create` allows it; refuses with a {@link NoFollowError}. Answers the directories this call created,
+ * outermost first, so a write that fails afterwards can take them away again.
  */
-export async function ensureDirectoryNoFollow(path: string, opts: { create: boolean }): Promise<void> {
+export async function ensureDirectoryNoFollow(path: string, opts: { create: boolean }): Promise<string[]> {
+  const created: string[] = [];
   for (const prefix of prefixesOf(path)) {
     let handle: FileHandle;
     try {
@@ -109,9 +111,14 @@ export async function ensureDirectoryNoFollow(path: string, opts: { create: bool
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'ENOENT' || !opts.create) throw await reasonOf(err, prefix);
       // mkdir never follows a symlink at its last component: an existing one answers EEXIST and the open refuses it.
-      await mkdir(prefix, { mode: 0o700 }).catch((e: NodeJS.ErrnoException) => {
-        if (e.code !== 'EEXIST') throw e;
-      });
+      const made = await mkdir(prefix, { mode: 0o700 }).then(
+        () => true,
+        (e: NodeJS.ErrnoException) => {
+          if (e.code !== 'EEXIST') throw e;
+          return false;
+        },
+      );
+      if (made) created.push(prefix);
       try {
         handle = await open(prefix, DIR_FLAGS);
       } catch (again) {
@@ -122,6 +129,22 @@ export async function ensureDirectoryNoFollow(path: string, opts: { create: bool
       await assertSamePath(handle, prefix);
     } finally {
       await handle.close();
+    }
+  }
+  return created;
+}
+
+/**
+ * Removes directories a failed write created, innermost first, while they are empty: `rmdir` never follows a
+ * symlink and never removes a directory another writer has put something in meanwhile, so this takes away only
+ * what was left empty; anything it cannot remove stays.
+ */
+export async function removeEmptyDirectories(created: readonly string[]): Promise<void> {
+  for (const dir of [...created].reverse()) {
+    try {
+      await rmdir(dir);
+    } catch {
+      return;
     }
   }
 }

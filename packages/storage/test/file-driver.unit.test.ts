@@ -172,6 +172,18 @@ describe('file:// storage driver', () => {
     expect((await refusal(() => driver.readStream(uri('s/none')))).reason).toBe('not_found');
   });
 
+  it('takes away the directories a failed write made, and only those, leaving a directory another object lives in', async () => {
+    async function* broken() {
+      yield Buffer.from('x');
+      throw new Error('source broke');
+    }
+    expect((await refusal(() => driver.writeStream(uri('fresh/run_c/data/0/shard.jsonl'), broken()))).reason).toBe('io_failed');
+    expect(await readdir(dir)).not.toContain('fresh');
+    await driver.write(uri('kept/run_d/a.txt'), Buffer.from('a'));
+    expect((await refusal(() => driver.writeStream(uri('kept/run_d/deeper/b.txt'), broken()))).reason).toBe('io_failed');
+    expect(await readdir(join(dir, 'kept', 'run_d'))).toEqual(['a.txt']);
+  });
+
   it('never streams, stream-writes or lists with sizes through a symlink at any component, nor outside the prefix', async () => {
     const victim = join(dir, 'victim');
     await mkdir(victim);
