@@ -1,6 +1,7 @@
 import { createRequire } from 'node:module';
 import pg from 'pg';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { copyPages } from '../src/chain-walk/copy-pages.js';
 import { createLedger, verifyTenantChain } from '../src/index.js';
 import { verifyChain } from '../src/verify.js';
 import { settled, usePool } from './harness.js';
@@ -83,5 +84,34 @@ describe('verify through COPY', () => {
       await db.pool().query(`update events set data = jsonb_set(data, '{n}', '0') where position = $1`, [target]);
     }
     expect((await verifyTenantChain(db.pool(), TENANT)).ok).toBe(true);
+  });
+
+  it("reads with no parallel workers, and gives the session's setting back, on its own connection and on the caller's", async () => {
+    // One row, the setting the COPY statement ran under; its first column is the row's number, as a walk's are.
+    const setting = (after: number, limit: number) => `select 1, current_setting('max_parallel_workers_per_gather') where ${after} = 0 limit ${limit}`;
+    const readAll = async (source: Awaited<ReturnType<typeof copyPages>>) => {
+      const texts: string[] = [];
+      for (let page = await source.next(); page; page = await source.next()) texts.push(Buffer.from(page.bytes).toString());
+      await source.close();
+      return texts;
+    };
+    const single = new pg.Pool({ connectionString: db.url(), max: 1 });
+    try {
+      await single.query('set max_parallel_workers_per_gather = 3');
+      expect(await readAll(await copyPages(single, setting, 0, 10))).toEqual(['1\t0\n']);
+      expect((await single.query('show max_parallel_workers_per_gather')).rows).toEqual([{ max_parallel_workers_per_gather: '3' }]);
+      expect(single.totalCount - single.idleCount).toBe(0);
+    } finally {
+      await single.end();
+    }
+    const client = await db.pool().connect();
+    try {
+      await client.query('set max_parallel_workers_per_gather = 5');
+      expect(await readAll(await copyPages(client, setting, 0, 10))).toEqual(['1\t0\n']);
+      expect((await client.query('show max_parallel_workers_per_gather')).rows).toEqual([{ max_parallel_workers_per_gather: '5' }]);
+    } finally {
+      await client.query('reset max_parallel_workers_per_gather');
+      client.release();
+    }
   });
 });

@@ -16,8 +16,8 @@ export type WalkVerdict = { ok: true; checked: number; state: LinkState } | { ok
 /**
  * Walks a chain from `from` (a link already trusted, or the chain's start) to its end, page by page. The links
  * are streamed in order by COPY statements over keyset chunks, cut into pages, and each page is parsed and
- * hashed on a thread of its own while the next pages are read; the outcomes are then joined in order, each page's first link
- * against the last link of the page before. So the verdict is exactly a one-link-at-a-time walk's, and memory
+ * hashed (on a hashing thread where the cores allow, page-runner.ts) while the next pages are read; the
+ * outcomes are then joined in order, each page's first link against the last link of the page before. So the verdict is exactly a one-link-at-a-time walk's, and memory
  * holds a few pages at most (the threads' pages and two read ahead, the socket paused past that) whatever the
  * chain's length.
  */
