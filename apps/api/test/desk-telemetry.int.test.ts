@@ -93,6 +93,11 @@ describe('GET /v1/desk/telemetry on the known history', () => {
     }
     const total = d.series.buckets.reduce((n: number, b: any) => n + b.productive_node_ms, 0);
     expect(total).toBe(nodeMs(530));
+    // The idle booking (1 node) is booked 0..1000 s, the busy one (2 nodes) 0..2000 s: each bucket its terms' share.
+    expect(d.series.buckets.map((b: any) => b.booked_node_ms)).toEqual([nodeMs(500) + 500_000, nodeMs(500) + 500_000, nodeMs(500), nodeMs(500)]);
+    // A window cutting both terms: 250..2250 s in buckets of 500 s, the last past both terms' ends.
+    const cut = (await telemetry(`since=${new Date(at(250)).toISOString()}&until=${new Date(at(2250)).toISOString()}&buckets=4`)).body.data;
+    expect(cut.series.buckets.map((b: any) => b.booked_node_ms)).toEqual([nodeMs(500) + 500_000, nodeMs(500) + 250_000, nodeMs(500), nodeMs(250)]);
   });
 
   it('a rebuild from position 0 gives the same rows and the same figures', async () => {

@@ -54,11 +54,14 @@ async function readCoverage(pool: pg.Pool, w: DeskWindow): Promise<Coverage> {
     days.length === 0
       ? { rows: [] }
       : pool.query(
-          `select d.booking_id, d.label, (d.day_ms - $2::bigint) / $3::bigint as bucket, grouping(d.booking_id) = 1 as per_bucket,
-             sum(d.ms)::text as ms, sum(d.ms * b.nodes)::text as node_ms
-           from telemetry_day_sums d join telemetry_bookings b using (booking_id)
-           where d.day_ms = any($1::bigint[]) and ${NOT_SIMULATED('d.booking_id', 4)}${full.sql}
-           group by grouping sets ((d.booking_id, d.label), ((d.day_ms - $2::bigint) / $3::bigint, d.label))`,
+          // One row per booking and per bucket, its labels' sums as one JSON object (one parse, not a row each).
+          `select per_bucket, key, json_object_agg(label, ms) as labels from (
+             select grouping(d.booking_id) = 1 as per_bucket, coalesce(d.booking_id, ((d.day_ms - $2::bigint) / $3::bigint)::text) as key, d.label,
+               case when grouping(d.booking_id) = 1 then sum(d.ms * b.nodes) else sum(d.ms) end as ms
+             from telemetry_day_sums d join telemetry_bookings b using (booking_id)
+             where d.day_ms = any($1::bigint[]) and ${NOT_SIMULATED('d.booking_id', 4)}${full.sql}
+             group by grouping sets ((d.booking_id, d.label), ((d.day_ms - $2::bigint) / $3::bigint, d.label))
+           ) x group by per_bucket, key`,
           full.params,
         ),
     w.pieces.partial.length === 0
@@ -73,9 +76,11 @@ async function readCoverage(pool: pg.Pool, w: DeskWindow): Promise<Coverage> {
         ),
   ]);
   const out: Coverage = { byBooking: new Map(), byBucket: new Map() };
-  for (const r of whole.rows) {
-    if (r.per_bucket) addTo(out.byBucket, n(r.bucket), r.label, n(r.node_ms));
-    else addTo(out.byBooking, String(r.booking_id), r.label, n(r.ms));
+  for (const r of whole.rows as Array<{ per_bucket: boolean; key: string; labels: Record<string, number> }>) {
+    for (const [label, ms] of Object.entries(r.labels)) {
+      if (r.per_bucket) addTo(out.byBucket, n(r.key), label, ms);
+      else addTo(out.byBooking, r.key, label, ms);
+    }
   }
   for (const r of edges.rows) {
     addTo(out.byBucket, n(r.bucket), r.label, n(r.ms) * n(r.nodes));
@@ -126,7 +131,7 @@ async function loadBookingUnits(pool: pg.Pool, w: DeskWindow, coverage: Coverage
     const u = units.get(r.booking_id);
     if (!u) continue;
     u.counted ??= {};
-    (u.counted[r.metric as DistributionMetric] ??= []).push([r.value, n(r.count)]);
+    for (const [metric, value, count] of r.values) (u.counted[metric] ??= []).push([value, count]);
   }
   return [...units.values()];
 }
@@ -152,35 +157,48 @@ async function loadPoints(pool: pg.Pool, w: DeskWindow) {
        ) x group by 1, 2`,
       params,
     ),
+    // One row per booking, its [metric, value, count] triples as one JSON array (one parse, not a row each).
     pool.query(
-      `select booking_id, metric, (sum(sum) / sum(count))::float8 as value, sum(count)::text as count
-         from telemetry_day_histograms where day_ms = any($1::bigint[])${mine('booking_id')}
-         group by booking_id, metric, bucket having sum(count) > 0
-       union all
-       select s.booking_id, case s.kind when 'save' then 'save_bandwidth' else 'restore_bandwidth' end, s.bandwidth_bytes_per_s, '1'
-         from telemetry_checkpoints s ${edge} where s.bandwidth_bytes_per_s is not null${mine('s.booking_id')}
-       union all
-       select s.booking_id, m.metric, m.value, '1' from telemetry_interruptions s ${edge}
-         cross join lateral (values ('detection_ms', s.detection_ms::float8), ('resume_ms', s.resume_ms::float8)) m(metric, value)
-         where m.value is not null${mine('s.booking_id')}`,
+      `select booking_id, json_agg(json_build_array(metric, value, count)) as values from (
+         select booking_id, metric, (sum(sum) / sum(count))::float8 as value, sum(count) as count
+           from telemetry_day_histograms where day_ms = any($1::bigint[])${mine('booking_id')}
+           group by booking_id, metric, bucket having sum(count) > 0
+         union all
+         select s.booking_id, case s.kind when 'save' then 'save_bandwidth' else 'restore_bandwidth' end, s.bandwidth_bytes_per_s, 1
+           from telemetry_checkpoints s ${edge} where s.bandwidth_bytes_per_s is not null${mine('s.booking_id')}
+         union all
+         select s.booking_id, m.metric, m.value, 1 from telemetry_interruptions s ${edge}
+           cross join lateral (values ('detection_ms', s.detection_ms::float8), ('resume_ms', s.resume_ms::float8)) m(metric, value)
+           where m.value is not null${mine('s.booking_id')}
+       ) v group by booking_id`,
       params,
     ),
   ]);
-  return { interruptions: interruptions.rows, values: values.rows as Array<{ booking_id: string; metric: string; value: number; count: string }> };
+  return { interruptions: interruptions.rows, values: values.rows as Array<{ booking_id: string; values: Array<[DistributionMetric, number, number]> }> };
 }
 
-/** Each bucket's booked time: the bookings' terms (a row per booking and bucket, not per segment). */
+/**
+ * Each bucket's booked time: the bookings' terms (a row per booking, not per segment), cut into the buckets here:
+ * at most bookings × buckets additions of integers, where SQL's generate_series of the same cost more.
+ */
 async function loadBookedSeries(pool: pg.Pool, w: DeskWindow): Promise<Map<number, number>> {
-  const buckets = Math.ceil((w.to - w.from) / w.width);
-  const b = ownedBy(w.tenantId, 'booking_id', [w.from, w.to, w.width, buckets]);
+  const b = ownedBy(w.tenantId, 'booking_id', [w.from, w.to]);
   const { rows } = await pool.query(
-    `select g as i, (sum(greatest(0, least(term_end_ms, $1::bigint + (g + 1) * $3::bigint, $2::bigint) - greatest(term_start_ms, $1::bigint + g * $3::bigint)) * nodes))::text as node_ms
-     from telemetry_bookings,
-       lateral generate_series(greatest(0, (term_start_ms - $1::bigint) / $3::bigint), least($4::bigint - 1, (term_end_ms - 1 - $1::bigint) / $3::bigint)) g
-     where term_start_ms < $2 and term_end_ms > $1${b.sql} and ${NOT_SIMULATED('booking_id', b.params.length + 1)} group by 1`,
+    `select term_start_ms::text as a, term_end_ms::text as b, nodes from telemetry_bookings
+     where term_start_ms < $2 and term_end_ms > $1${b.sql} and ${NOT_SIMULATED('booking_id', b.params.length + 1)}`,
     [...b.params, w.simulated],
   );
-  return new Map(rows.map((r) => [n(r.i), n(r.node_ms)]));
+  const buckets = Math.ceil((w.to - w.from) / w.width);
+  const out = new Map<number, number>();
+  for (const r of rows) {
+    const start = Math.max(n(r.a), w.from);
+    const end = Math.min(n(r.b), w.to);
+    for (let i = Math.max(0, Math.floor((start - w.from) / w.width)); i < buckets && w.from + i * w.width < end; i++) {
+      const ms = Math.min(end, w.from + (i + 1) * w.width) - Math.max(start, w.from + i * w.width);
+      if (ms > 0) out.set(i, (out.get(i) ?? 0) + ms * n(r.nodes));
+    }
+  }
+  return out;
 }
 
 /** Goodput over time: the window cut into equal buckets, each with its booked time and time by label. */
