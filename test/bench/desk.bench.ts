@@ -12,8 +12,8 @@
  *     interleaved by time, as a busy ledger would hold them;
  *  2. a plain ordered scan of the same events through node-pg (keyset pages of 5,000 by position, the types the
  *     telemetry projection handles): the baseline rate, once before and once after the catch-up;
- *  3. the telemetry projection's catch-up from position 0, as the desk query runs it (`runProjection`, batches
- *     of 5,000, until nothing is left): events/s, and its ratio to the mean of the two scans; and the CPU per
+ *  3. the telemetry projection's catch-up from position 0, as the desk query runs it (`catchUpProjection`, batches
+ *     of 5,000 with the next read while the current is written, until nothing is left): events/s, and its ratio to the mean of the two scans; and the CPU per
  *     1,000 events of each (this process, and the scratch database's own PostgreSQL backends: neighbours' excluded);
  *  4. the desk query, `GET /v1/desk/telemetry?since=…&until=…&group_by=region,fabric,gpu` over the 30 days,
  *     against `ito-server start --role api` (child process), open loop at `--query-rate` queries per second
@@ -251,11 +251,7 @@ async function measure(events: number) {
     const scanCpuPer1k = perThousand(scanCpu(), scan1.value);
     const meter = cpuMeter({ bench: selfCpuSeconds, postgres: postgresCpuSource() });
     const catchUpCpuS = cpuSecondsMeter({ bench: selfCpuSeconds, postgres_own: ownPostgres });
-    const catchUp = await timed(async () => {
-      let total = 0;
-      for (let n = await ledger.runProjection(telemetryProjection, { batchSize: CATCH_UP_BATCH }); n > 0; n = await ledger.runProjection(telemetryProjection, { batchSize: CATCH_UP_BATCH })) total += n;
-      return total;
-    });
+    const catchUp = await timed(async () => (await ledger.catchUpProjection(telemetryProjection, { batchSize: CATCH_UP_BATCH })).applied);
     const catchUpCpu = meter();
     const catchUpCpuPer1k = perThousand(catchUpCpuS(), catchUp.value);
     const scan2 = await timed(() => plainScan(pool));

@@ -3,6 +3,7 @@ import { ItoError } from '@ito/contracts';
 import { appendEvents } from './append.js';
 import { appendStreams, validateMany } from './append-many.js';
 import { beginClaimSql, claimFrom, completeAndCommitSql, idempotencyFor } from './idempotency.js';
+import { catchUpProjection } from './projection-catch-up.js';
 import { rebuildProjection, runProjectionBatch } from './projections.js';
 import { readSafe, readStreamRows } from './read.js';
 import { Upcasters } from './rows.js';
@@ -156,6 +157,7 @@ export function createLedger(opts: CreateLedgerOptions): Ledger {
     chainHead: () => readChainHead(pool),
     sealPending: (sealOpts) => sealPending(pool, sealOpts?.batchSize),
     runProjection: (p, runOpts) => runProjectionBatch(pool, upcasters, p, runOpts?.batchSize),
+    catchUpProjection: (p, catchUpOpts) => catchUpProjection(pool, upcasters, p, catchUpOpts),
     rebuild: (p, rebuildOpts) => rebuildProjection(pool, upcasters, p, rebuildOpts?.batchSize),
   };
 }

@@ -200,6 +200,11 @@ export interface Ledger {
   sealPending(opts?: { batchSize?: number }): Promise<number>;
   /** Applies one batch after the projection's checkpoint; returns how many events it applied (0 = caught up). */
   runProjection(p: AsyncProjection<AnyEvents>, opts?: { batchSize?: number }): Promise<number>;
+  /**
+   * Applies batches until the log's head or until `stop` answers true, reading the next batch while the current one
+   * is written (two connections); each batch is its own transaction, exactly as `runProjection`'s.
+   */
+  catchUpProjection(p: AsyncProjection<AnyEvents>, opts?: { batchSize?: number; stop?: () => boolean }): Promise<{ applied: number; caughtUp: boolean }>;
   /** Resets the projection and replays it from position 0; returns how many events it applied. */
   rebuild(p: RebuildableProjection, opts?: { batchSize?: number }): Promise<number>;
 }

@@ -27,11 +27,8 @@ const CATCH_UP_BUDGET_MS = 2_000;
  */
 export async function catchUpTelemetry(res: Resources, budgetMs = CATCH_UP_BUDGET_MS): Promise<boolean> {
   const deadline = Date.now() + budgetMs;
-  for (;;) {
-    const applied = await res.ledger.runProjection(telemetryProjection, { batchSize: TELEMETRY_CATCH_UP_BATCH });
-    if (applied === 0) return true;
-    if (Date.now() >= deadline) return false;
-  }
+  const { caughtUp } = await res.ledger.catchUpProjection(telemetryProjection, { batchSize: TELEMETRY_CATCH_UP_BATCH, stop: () => Date.now() >= deadline });
+  return caughtUp;
 }
 
 /**

@@ -1,0 +1,90 @@
+import type pg from 'pg';
+import { describe, expect, it } from 'vitest';
+import { createLedger, type AsyncProjection, type StoredEvent } from '../src/index.js';
+import { settled, sleep, usePool } from './harness.js';
+
+const db = usePool();
+const T = 'tenant-cu';
+
+/** Logs every event it applies (no unique constraint: an event applied twice shows as two rows). */
+function logger(name: string, opts: { slowMs?: number; failAt?: number; seen?: { n: number } } = {}): AsyncProjection {
+  return {
+    name,
+    // Each test's own type: the tests share one database.
+    handles: [`Counted_${name}`],
+    async apply(client: pg.PoolClient, events: StoredEvent[]) {
+      for (const e of events) {
+        if (opts.failAt !== undefined && e.position >= opts.failAt) throw new Error('projection bug');
+        await client.query(`insert into ${name}_applied (position) values ($1)`, [e.position]);
+      }
+      if (opts.seen) opts.seen.n += events.length;
+      if (opts.slowMs) await sleep(opts.slowMs);
+    },
+  };
+}
+
+async function setUp(name: string, streams: number): Promise<number[]> {
+  await db.pool().query(`create table ${name}_applied (position bigint not null)`);
+  const ledger = createLedger({ pool: db.pool() });
+  for (let s = 0; s < streams; s++) {
+    await ledger.append(`${name}-${s}`, [{ type: `Counted_${name}`, data: { s } }, { type: 'Ignored', data: {} }, { type: `Counted_${name}`, data: { s } }], { tenantId: T, expectedVersion: 'no_stream' });
+  }
+  await settled(db.pool());
+  const { rows } = await db.pool().query<{ p: string }>(`select position::text as p from events where type = $1 order by position`, [`Counted_${name}`]);
+  return rows.map((r) => Number(r.p));
+}
+
+async function appliedOf(name: string): Promise<number[]> {
+  const { rows } = await db.pool().query<{ p: string }>(`select position::text as p from ${name}_applied order by position`);
+  return rows.map((r) => Number(r.p));
+}
+
+async function checkpointOf(name: string): Promise<number> {
+  const { rows } = await db.pool().query<{ position: string }>(`select position::text from projection_checkpoints where name = $1`, [name]);
+  return Number(rows[0]?.position ?? -1);
+}
+
+describe('catchUpProjection (reads the next batch while the current one is written)', () => {
+  it('applies every handled event once, in order, batch after batch, and says it reached the head', async () => {
+    const expected = await setUp('ca', 30);
+    const ledger = createLedger({ pool: db.pool() });
+    expect(await ledger.catchUpProjection(logger('ca'), { batchSize: 7 })).toEqual({ applied: 60, caughtUp: true });
+    expect(await appliedOf('ca')).toEqual(expected);
+    expect(await checkpointOf('ca')).toBe(expected.at(-1));
+    expect(await ledger.catchUpProjection(logger('ca'), { batchSize: 7 })).toEqual({ applied: 0, caughtUp: true });
+  });
+
+  it('stops after the batch during which `stop` turned true, with the checkpoint at that batch, and the next call goes on from there', async () => {
+    const expected = await setUp('cb', 20);
+    const ledger = createLedger({ pool: db.pool() });
+    const seen = { n: 0 };
+    expect(await ledger.catchUpProjection(logger('cb', { seen }), { batchSize: 5, stop: () => seen.n >= 10 })).toEqual({ applied: 10, caughtUp: false });
+    expect(await appliedOf('cb')).toEqual(expected.slice(0, 10));
+    expect(await checkpointOf('cb')).toBe(expected[9]);
+    expect(await ledger.catchUpProjection(logger('cb'), { batchSize: 5 })).toEqual({ applied: 30, caughtUp: true });
+    expect(await appliedOf('cb')).toEqual(expected);
+  });
+
+  it('two catch-ups and a batch runner at once apply everything exactly once', async () => {
+    const expected = await setUp('cc', 40);
+    const ledger = createLedger({ pool: db.pool() });
+    const p = logger('cc', { slowMs: 10 });
+    const batches = async () => {
+      while ((await ledger.runProjection(p, { batchSize: 3 })) > 0);
+    };
+    const [a, b] = await Promise.all([ledger.catchUpProjection(p, { batchSize: 4 }), ledger.catchUpProjection(p, { batchSize: 5 }), batches()]);
+    expect(a!.caughtUp && b!.caughtUp).toBe(true);
+    expect(await appliedOf('cc')).toEqual(expected);
+    expect(await checkpointOf('cc')).toBe(expected.at(-1));
+  });
+
+  it('a failing apply rolls its batch back, keeps the batches before it, throws, and gives both connections back', async () => {
+    const expected = await setUp('cd', 10);
+    const ledger = createLedger({ pool: db.pool() });
+    const pool = db.pool();
+    await expect(ledger.catchUpProjection(logger('cd', { failAt: expected[8]! }), { batchSize: 4 })).rejects.toThrow('projection bug');
+    expect(await appliedOf('cd')).toEqual(expected.slice(0, 8));
+    expect(await checkpointOf('cd')).toBe(expected[7]);
+    expect(pool.totalCount - pool.idleCount).toBe(0);
+  });
+});
