@@ -8,10 +8,7 @@ import { parseJobData } from './validate.js';
 export interface FairShare {
   /** Jobs of one fair-share key (a tenant) a worker runs at once; it must be below the worker's concurrency. */
   maxActivePerKey: number;
-  /**
-   * How long a job over its key's share waits before it is looked at again, unless a job of its key ends in this
-   * worker first: then the oldest one this worker sent back is put back in line at once. @defaultValue 250
-   */
+  /** How long a job over its key's share waits before it is looked at again. @defaultValue 250 */
   deferMs?: number;
 }
 
@@ -57,7 +54,6 @@ export function startJobWorkers<C extends JobCatalog>(
   const workers: AnyWorker[] = [];
   for (const queue of byQueue.keys()) {
     const activeByKey = new Map<string, number>();
-    const deferred = deferredJobs();
     const worker = kit.worker(
       queue,
       async (job: Job, token?: string, signal?: AbortSignal) => {
@@ -77,7 +73,6 @@ export function startJobWorkers<C extends JobCatalog>(
           if (active >= fair!.maxActivePerKey) {
             // Over its share: back behind the queue, not failed, so the slot goes to whatever waits next.
             await job.moveToDelayed(Date.now() + (fair!.deferMs ?? 250), token);
-            deferred.add(key, job);
             throw new DelayedError();
           }
           activeByKey.set(key, active + 1);
@@ -91,7 +86,6 @@ export function startJobWorkers<C extends JobCatalog>(
             const left = (activeByKey.get(key) ?? 1) - 1;
             if (left > 0) activeByKey.set(key, left);
             else activeByKey.delete(key);
-            deferred.promoteNext(key);
           }
         }
       },
@@ -106,38 +100,6 @@ export function startJobWorkers<C extends JobCatalog>(
     workers.push(worker);
   }
   return workers;
-}
-
-/** Deferred jobs this worker keeps per fair-share key, at most; older ones wait out their delay. */
-const MAX_DEFERRED_PER_KEY = 1_000;
-
-/**
- * The jobs this worker sent back for being over their key's share, oldest first. When a slot of a key frees, the
- * oldest is promoted (delayed → waiting): a backlog then moves at the pace its slots free, not at the deferral's
- * period (250 ms a look, which was most of a stage hand-off's tail with one tenant's runs at once). The delay
- * stays the fallback: a job promoted by its timer, by another worker, or gone, fails to promote and the next is
- * tried. Nothing here is shared or durable; a worker that dies leaves only delayed jobs whose timers run.
- */
-function deferredJobs() {
-  // Per key, by job id, in the order first sent back (a job sent back again keeps its place).
-  const byKey = new Map<string, Map<string, Job>>();
-  const promoteNext = (key: string): void => {
-    const jobs = byKey.get(key);
-    const first = jobs?.entries().next().value;
-    if (!jobs || !first) return;
-    jobs.delete(first[0]);
-    if (jobs.size === 0) byKey.delete(key);
-    first[1].promote().catch(() => promoteNext(key));
-  };
-  return {
-    add(key: string, job: Job): void {
-      const jobs = byKey.get(key) ?? new Map<string, Job>();
-      jobs.set(job.id ?? '', job);
-      if (jobs.size > MAX_DEFERRED_PER_KEY) jobs.delete(jobs.keys().next().value!);
-      byKey.set(key, jobs);
-    },
-    promoteNext,
-  };
 }
 
 async function runBounded(
