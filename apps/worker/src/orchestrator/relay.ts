@@ -99,6 +99,13 @@ export interface RelayOptions {
 const COALESCE_MS = 2;
 
 /**
+ * Fast-path evaluations in flight at once. One at a time, the runs a notification named waited behind the whole
+ * previous evaluation (its query and every enqueue it made): in the pipeline bench that wait was 15 ms p50 and
+ * 126 ms p99 of a stage hand-off. Evaluations are idempotent by job id, so overlapping ones are safe.
+ */
+const FAST_PATH_IN_FLIGHT = 4;
+
+/**
  * Runs the orchestrator: the fast path evaluates the runs a notification names as soon as it arrives; the durable
  * path reads the outbox in safe order (an event is seen there only once every older transaction has ended, which
  * under load is tens of milliseconds behind the commit). Several workers may run it: the outbox checkpoint's
@@ -115,11 +122,15 @@ export function startRelay(ledger: Ledger, projection: AsyncProjection, evaluato
   };
 
   let pending = new Set<string>();
-  let flush: Promise<void> | null = null;
+  // The evaluations in flight; `collecting` is the one still gathering ids in its coalescing window.
+  const flushes = new Set<Promise<void>>();
+  let collecting = false;
   const evaluateNotified = () => {
-    if (flush || pending.size === 0) return;
-    flush = new Promise<void>((r) => setTimeout(r, COALESCE_MS))
+    if (collecting || pending.size === 0 || flushes.size >= FAST_PATH_IN_FLIGHT) return;
+    collecting = true;
+    const flush: Promise<void> = new Promise<void>((r) => setTimeout(r, COALESCE_MS))
       .then(async () => {
+        collecting = false;
         const runIds = [...pending];
         pending = new Set();
         if (!opts.listenOn || stopped) return;
@@ -127,9 +138,10 @@ export function startRelay(ledger: Ledger, projection: AsyncProjection, evaluato
       })
       .catch((err: Error) => logger.warn({ err: { message: err.message } }, 'orchestrator fast path failed; the outbox will catch up'))
       .finally(() => {
-        flush = null;
+        flushes.delete(flush);
         evaluateNotified();
       });
+    flushes.add(flush);
   };
 
   const listener = opts.listenOn
@@ -176,7 +188,7 @@ export function startRelay(ledger: Ledger, projection: AsyncProjection, evaluato
       stopped = true;
       wakeUp();
       await loop;
-      await flush;
+      while (flushes.size > 0) await Promise.all([...flushes]);
       await listener?.close();
     },
   };
