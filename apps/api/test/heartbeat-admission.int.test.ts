@@ -19,7 +19,7 @@ const beat = (key: string) => api.call('POST', '/v1/agent/heartbeat', { key, bod
 const livenessOf = async () => (await api.pool.query<{ node_id: string }>('select node_id from node_liveness order by node_id')).rows.map((r) => r.node_id);
 
 describe('heartbeat admission', () => {
-  it('offered more beats than it holds, the API sheds the rest with 429 and Retry-After and records exactly the admitted ones', async () => {
+  it('offered more beats than it holds, the API sheds the rest with 429 and Retry-After (before reading their bodies) and records exactly the admitted ones', async () => {
     const nodes = [];
     for (let i = 1; i <= 12; i++) nodes.push(await api.admin.registerNode({ bookingId: seed.bookingId, name: `gpu-${String(i).padStart(2, '0')}` }));
     expect(await livenessOf()).toEqual([]);
@@ -37,6 +37,13 @@ describe('heartbeat admission', () => {
       for (const p of offered) void p.then((r) => (refused += r.status === 429 ? 1 : 0));
       for (let i = 0; i < 400 && refused < 10; i++) await new Promise((r) => setTimeout(r, 10));
       expect(refused).toBe(10);
+      // Full, the route sheds before it reads the body: one that would not even parse is answered 429, not 400.
+      const unparsed = await fetch(`${api.url}/v1/agent/heartbeat`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${nodes[0]!.node_credential}`, 'content-type': 'application/json' },
+        body: '{"tasks": [',
+      });
+      expect([unparsed.status, unparsed.headers.get('retry-after'), ((await unparsed.json()) as { error: { code: string } }).error.code]).toEqual([429, '1', 'rate_limited']);
       await holder.query('commit');
       answers = await Promise.all(offered);
     } finally {

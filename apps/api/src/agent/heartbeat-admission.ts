@@ -1,5 +1,4 @@
-import { ItoError } from '@ito/contracts';
-import type { Admission } from '../http/admission.js';
+import { saturatedError, type Admission } from '../http/admission.js';
 
 /** How many heartbeats one API process holds at once: authenticating, or waiting for their liveness write. */
 export interface HeartbeatAdmissionLimits {
@@ -23,10 +22,8 @@ export const DEFAULT_HEARTBEAT_ADMISSION: HeartbeatAdmissionLimits = { inFlight:
  */
 export function heartbeatAdmission(limits: HeartbeatAdmissionLimits = DEFAULT_HEARTBEAT_ADMISSION): Admission {
   let inFlight = 0;
-  return async (work, beats = 1) => {
-    if (inFlight + beats > limits.inFlight) {
-      throw new ItoError('rate_limited', 'the API is holding as many heartbeats as it can; retry in 1 s', { retry_after_s: 1 });
-    }
+  const admit: Admission = async (work, beats = 1) => {
+    if (inFlight + beats > limits.inFlight) throw saturatedError(BUSY);
     inFlight += beats;
     try {
       return await work();
@@ -34,4 +31,12 @@ export function heartbeatAdmission(limits: HeartbeatAdmissionLimits = DEFAULT_HE
       inFlight -= beats;
     }
   };
+  // Full: a beat arriving now is shed before its body is parsed. Past saturation, parsing the batches it refuses
+  // took the core the admitted ones needed (the bench offered 2× the ceiling and answered half as many beats).
+  admit.refuseIfSaturated = () => {
+    if (inFlight >= limits.inFlight) throw saturatedError(BUSY);
+  };
+  return admit;
 }
+
+const BUSY = 'the API is holding as many heartbeats as it can';

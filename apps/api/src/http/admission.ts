@@ -15,14 +15,26 @@ export interface AdmissionLimits {
  * Runs work within the limits; work that would wait beyond the queue is refused as rate_limited (Retry-After 1).
  * `units` is how much of the limit the work takes (a batch of heartbeats takes one per beat); 1 when absent.
  */
-export type Admission = <T>(work: () => Promise<T>, units?: number) => Promise<T>;
+export type Admission = (<T>(work: () => Promise<T>, units?: number) => Promise<T>) & {
+  /**
+   * Throws the admission's refusal while nothing more can be admitted: asked before a request's body is read, so
+   * a process past its limit sheds it without paying to parse what it would refuse anyway (absent: the admission
+   * cannot tell that early).
+   */
+  refuseIfSaturated?: () => void;
+};
+
+/** The refusal of an admission past its limit: `rate_limited`, Retry-After 1, naming what is saturated. */
+export function saturatedError(busy: string): ItoError {
+  return new ItoError('rate_limited', `${busy}; retry in 1 s`, { retry_after_s: 1 });
+}
 
 /** `busy` says what is saturated, in the refusal's message (it names the kind of read, never the caller's input). */
 export function admission(limits: AdmissionLimits, busy: string): Admission {
   const limit = pLimit(limits.concurrency);
   return async (work) => {
     if (limit.activeCount + limit.pendingCount >= limits.concurrency + limits.queue) {
-      throw new ItoError('rate_limited', `${busy}; retry in 1 s`, { retry_after_s: 1 });
+      throw saturatedError(busy);
     }
     return limit(work);
   };

@@ -96,6 +96,8 @@ export function defineRoute<B extends z.ZodType = z.ZodUndefined, Q extends z.Zo
     method: spec.method,
     url: `/v1${spec.url}`,
     config,
+    // Before the body is read: a saturated admission sheds the request without parsing it.
+    ...(spec.admission?.refuseIfSaturated ? { onRequest: onRequestOf(spec.admission.refuseIfSaturated) } : {}),
     handler: (req, reply) => (spec.admission ? spec.admission(() => answer(req, reply), spec.admissionUnits?.(req.body) ?? 1) : answer(req, reply)),
   });
 
@@ -175,3 +177,10 @@ function refuseNul(query: unknown, what: string): unknown {
 /** Path ids: validated as id tokens before anything reads them; the lookups then check the exact id shape. */
 export const idParams = z.object({ id: idToken });
 export const refParams = z.object({ ref: idToken });
+
+/** A synchronous check as an onRequest hook: what it throws goes to the app's error handler like a handler's refusal. */
+function onRequestOf(check: () => void) {
+  return async (): Promise<void> => {
+    check();
+  };
+}
