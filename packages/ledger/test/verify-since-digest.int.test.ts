@@ -127,6 +127,28 @@ describe('the global chain since a signed digest', () => {
     const forged: SignedDigest = { ...signed, digest: { ...signed.digest, head_hash: chain[BEFORE]!.hash, seq: BEFORE + 1 } };
     expect(await verifyChain(db.pool(), { since: { digest: forged, publicKey } })).toMatchObject({ ok: false, checked: 0 });
   });
+
+  it('walks the whole chain from a digest of the empty chain, and refuses one that names a head hash for it or a link that is not there', async () => {
+    const at = (seq: number, headHash: string | null): SignedDigest => ({ ...signed, digest: { ...signed.digest, seq, head_hash: headHash } });
+    const full = await verifyChain(db.pool());
+    expect(full.ok).toBe(true);
+    expect(await verifyChain(db.pool(), { since: { digest: at(0, null) } })).toEqual({ ...full, since: { seq: 0, signature: 'not_checked' } });
+    expect(await verifyChain(db.pool(), { since: { digest: at(0, chain[0]!.hash) } })).toEqual({
+      ok: false,
+      checked: 0,
+      firstBadPosition: 0,
+      reason: 'the digest names a head hash for an empty chain',
+      since: { seq: 0, signature: 'not_checked' },
+    });
+    const beyond = chain.length + 5;
+    expect(await verifyChain(db.pool(), { since: { digest: at(beyond, 'a'.repeat(64)) } })).toEqual({
+      ok: false,
+      checked: 0,
+      firstBadPosition: 0,
+      reason: `link ${beyond}, which the digest signs, is missing`,
+      since: { seq: beyond, signature: 'not_checked' },
+    });
+  });
 });
 
 describe("a tenant's chain since a signed digest", () => {
