@@ -139,10 +139,18 @@ export async function assignments(res: Resources, node: NodePrincipal, waitS: nu
   const deadline = Date.now() + Math.min(waitS, ASSIGNMENTS_MAX_WAIT_S) * 1000;
   const knownSet = new Set(known);
   for (;;) {
-    const active = await tasksOf(res.pool, node, null);
-    const unchanged = active.length === knownSet.size && active.every((t) => knownSet.has(t.task_id));
     const left = deadline - Date.now();
-    if (!unchanged || left <= 0 || signal.aborted || res.assignments.closed) return { assignments: active.map(toAssignment) };
-    await res.assignments.wait(node.nodeId, left, signal);
+    // Listen before reading: a task committed between the read and the wait must still wake this poll.
+    const change = left > 0 && !signal.aborted && !res.assignments.closed ? res.assignments.watch(node.nodeId, left, signal) : null;
+    const active = await tasksOf(res.pool, node, null).catch((err: unknown) => {
+      change?.cancel();
+      throw err;
+    });
+    const unchanged = active.length === knownSet.size && active.every((t) => knownSet.has(t.task_id));
+    if (!unchanged || !change || res.assignments.closed) {
+      change?.cancel();
+      return { assignments: active.map(toAssignment) };
+    }
+    await change.changed;
   }
 }

@@ -12,6 +12,12 @@ import { ASSIGNMENTS_CHANNEL } from '@ito/runs';
 export interface AssignmentNotifier {
   /** Resolves when the node's tasks may have changed, when `ms` pass, or when `signal` aborts. */
   wait(nodeId: string, ms: number, signal?: AbortSignal): Promise<void>;
+  /**
+   * Starts listening for the node's next change now, before the caller reads its tasks: a change committed between
+   * that read and the wait still wakes it (with `wait` after the read, such a change was lost and the poll slept to
+   * its deadline). `changed` resolves as `wait`'s promise does; `cancel` stops listening.
+   */
+  watch(nodeId: string, ms: number, signal?: AbortSignal): { changed: Promise<void>; cancel: () => void };
   /** True once closing began: long polls answer at once instead of waiting. */
   readonly closed: boolean;
   close(): Promise<void>;
@@ -32,27 +38,34 @@ export function createAssignmentNotifier(pool: pg.Pool, logger: Logger): Assignm
     onError: (err) => logger.warn({ err: { message: err.message } }, 'assignment listener lost its connection; reconnecting'),
   });
 
+  function watch(nodeId: string, ms: number, signal?: AbortSignal): { changed: Promise<void>; cancel: () => void } {
+    if (signal?.aborted || closed) return { changed: Promise.resolve(), cancel: () => undefined };
+    let done = () => undefined as void;
+    const changed = new Promise<void>((resolve) => {
+      let set = waiters.get(nodeId);
+      if (!set) waiters.set(nodeId, (set = new Set()));
+      done = () => {
+        clearTimeout(timer);
+        signal?.removeEventListener('abort', done);
+        set!.delete(done);
+        if (set!.size === 0 && waiters.get(nodeId) === set) waiters.delete(nodeId);
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      signal?.addEventListener('abort', done, { once: true });
+      set.add(done);
+    });
+    return { changed, cancel: () => done() };
+  }
+
   return {
     get closed() {
       return closed;
     },
     async wait(nodeId, ms, signal) {
-      if (signal?.aborted || closed) return;
-      await new Promise<void>((resolve) => {
-        let set = waiters.get(nodeId);
-        if (!set) waiters.set(nodeId, (set = new Set()));
-        const done = () => {
-          clearTimeout(timer);
-          signal?.removeEventListener('abort', done);
-          set!.delete(done);
-          if (set!.size === 0) waiters.delete(nodeId);
-          resolve();
-        };
-        const timer = setTimeout(done, ms);
-        signal?.addEventListener('abort', done, { once: true });
-        set.add(done);
-      });
+      await watch(nodeId, ms, signal).changed;
     },
+    watch,
     async close() {
       closed = true;
       wakeAll();
