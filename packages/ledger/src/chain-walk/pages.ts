@@ -1,9 +1,9 @@
 import { createRequire } from 'node:module';
-import { canonicalJson } from '../canonical-json.js';
 import { contentHashOfTexts, linkHashOf } from '../hashing.js';
 import { GLOBAL_CHAIN, PageWalk, TENANT_CHAIN, globalLinkFacts, instantOf, tenantLinkFactsOf, type LinkFacts, type PageOutcome } from '../audit/link-rules.js';
 import { tenantLinkHashOf } from '../audit/tenant-link.js';
 import { CopyText, type Fields } from './copy-text.js';
+import { canonicalJsonb } from './jsonb-canonical.js';
 
 /** Which chain a walk reads; a tenant's walk carries the tenant, which its hashes cover. */
 export type ChainKind = { chain: 'global' } | { chain: 'tenant'; tenantId: string };
@@ -45,9 +45,9 @@ function timestamptzIso(text: string): string {
 const int = (f: string | null): number | null => (f === null ? null : Number(f));
 
 /**
- * A jsonb column's canonical JSON, through JSON.parse and canonicalJson as a writer's value is (jsonb writes
- * keys in an order of its own, and numbers as it stores them, so its text is not hashed as it is). The last
- * text is kept with its canonical form: metadata, and data, often repeat from one event to the next.
+ * A jsonb column's canonical JSON (jsonb-canonical.ts: jsonb writes keys in an order of its own, and numbers as
+ * it stores them, so its text is not hashed as it is). The last text is kept with its canonical form: metadata,
+ * and data, often repeat from one event to the next.
  */
 class CanonicalJsonb {
   private text: string | null = null;
@@ -56,7 +56,7 @@ class CanonicalJsonb {
   of(text: string | null): string {
     if (text === null) return 'null';
     if (text !== this.text) {
-      this.json = canonicalJson(JSON.parse(text));
+      this.json = canonicalJsonb(text);
       this.text = text;
     }
     return this.json;
