@@ -26,13 +26,35 @@ export function contentHash(e: EventContent): string {
  */
 export function contentHashOfTexts(dataJson: string, metadataJson: string, recordedAt: Date, schemaVersion: number | null, streamId: string | null, tenantId: string | null, type: string | null): string {
   return sha256Hex(
-    `{"data":${dataJson},"metadata":${metadataJson},"recordedAt":${jsonString(isoOf(recordedAt))},"schemaVersion":${nullableNumber(schemaVersion)},` +
-      `"streamId":${nullableString(streamId)},"tenantId":${nullableString(tenantId)},"type":${nullableString(type)}}`,
+    `{"data":${dataJson},"metadata":${metadataJson},"recordedAt":${isoJson.of(isoOf(recordedAt))},"schemaVersion":${nullableNumber(schemaVersion)},` +
+      `"streamId":${nullableString(streamId)},"tenantId":${tenantJson.of(tenantId)},"type":${typeJson.of(type)}}`,
   );
 }
 
 export const nullableNumber = (n: number | null): string => (n === null ? 'null' : jsonNumber(n));
 export const nullableString = (s: string | null): string => (s === null ? 'null' : jsonString(s));
+
+/**
+ * nullableString, remembering the last string written: a walk's links repeat their tenant, type, instant and
+ * transaction id from one to the next, and a comparison costs less than the escape check and the new text.
+ */
+export class LastJsonString {
+  private last: string | null = null;
+  private json = 'null';
+
+  of(s: string | null): string {
+    if (s !== this.last) {
+      this.json = nullableString(s);
+      this.last = s;
+    }
+    return this.json;
+  }
+}
+
+const isoJson = new LastJsonString();
+const tenantJson = new LastJsonString();
+const typeJson = new LastJsonString();
+const txidJson = new LastJsonString();
 
 /** The events of one append share their recording time: the last instant's ISO text is kept (by its value). */
 let lastInstant = Number.NaN;
@@ -68,6 +90,6 @@ export function linkHash(l: ChainLink): string {
 export function linkHashOf(contentHash: string, position: number, prevHash: string | null, seq: number, streamVersion: number | null, transactionId: string | null): string {
   return sha256Hex(
     `{"contentHash":${jsonString(contentHash)},"position":${jsonNumber(position)},"prevHash":${nullableString(prevHash)},"seq":${jsonNumber(seq)},` +
-      `"streamVersion":${nullableNumber(streamVersion)},"transactionId":${nullableString(transactionId)}}`,
+      `"streamVersion":${nullableNumber(streamVersion)},"transactionId":${txidJson.of(transactionId)}}`,
   );
 }

@@ -1,5 +1,5 @@
 import { canonicalFields, canonicalKeys, jsonNumber, jsonString, sha256Hex } from '../canonical-json.js';
-import { nullableNumber, nullableString } from '../hashing.js';
+import { LastJsonString, nullableNumber, nullableString } from '../hashing.js';
 
 /** One link of a tenant's own chain: what the sealer knows of the event, plus the tenant's previous link. */
 export interface TenantLink {
@@ -18,10 +18,12 @@ export function tenantLinkHash(l: TenantLink): string {
   return sha256Hex(canonicalFields(TENANT_LINK_KEYS, [l.contentHash, l.position, l.prevHash, l.streamVersion, l.tenantId, l.tenantSeq]));
 }
 
+const tenantJson = new LastJsonString();
+
 /** tenantLinkHash's very text (TENANT_LINK_KEYS' order), built from the members as they are: a verify's once per link. */
 export function tenantLinkHashOf(contentHash: string, position: number, prevHash: string | null, streamVersion: number | null, tenantId: string, tenantSeq: number): string {
   return sha256Hex(
     `{"contentHash":${jsonString(contentHash)},"position":${jsonNumber(position)},"prevHash":${nullableString(prevHash)},` +
-      `"streamVersion":${nullableNumber(streamVersion)},"tenantId":${jsonString(tenantId)},"tenantSeq":${jsonNumber(tenantSeq)}}`,
+      `"streamVersion":${nullableNumber(streamVersion)},"tenantId":${tenantJson.of(tenantId)},"tenantSeq":${jsonNumber(tenantSeq)}}`,
   );
 }
