@@ -54,6 +54,16 @@ export function canonicalKeys(...names: string[]): CanonicalKeys {
 
 const NEEDS_ESCAPE = /["\\\u0000-\u001f\ud800-\udfff]/;
 
+/** A string's JSON text, exactly as JSON.stringify writes it (and so as canonicalJson writes a string). */
+export function jsonString(s: string): string {
+  return NEEDS_ESCAPE.test(s) ? JSON.stringify(s) : `"${s}"`;
+}
+
+/** A number's JSON text, exactly as canonicalJson writes it: non-finite numbers are null. */
+export function jsonNumber(n: number): string {
+  return Number.isFinite(n) ? String(n) : 'null';
+}
+
 /** Keys repeat from one event to the next: their quoted forms are kept (short keys only, a bounded number). */
 const quotedKeys = new Map<string, string>();
 

@@ -1,4 +1,4 @@
-import { contentHash, linkHash } from '../hashing.js';
+import { contentHash } from '../hashing.js';
 import type { AuditRecord } from './record-types.js';
 import { tenantLinkHash } from './tenant-link.js';
 
@@ -44,9 +44,25 @@ export interface ChainRules {
 }
 
 function isAfter(txid: string, position: string, prev: LinkState): boolean {
-  const t = BigInt(txid);
-  const pt = BigInt(prev.txid!);
-  return t > pt || (t === pt && BigInt(position) > BigInt(prev.position!));
+  const byTxid = compareIntegers(txid, prev.txid!);
+  return byTxid > 0 || (byTxid === 0 && compareIntegers(position, prev.position!) > 0);
+}
+
+const PLAIN_DECIMAL = /^(?:0|[1-9][0-9]*)$/;
+
+/**
+ * Compares two integers written in decimal. PostgreSQL writes an xid8 or a bigint with no sign, no leading zero:
+ * such texts compare by length, then as text, with no BigInt to build (four per link made a fair share of a
+ * walk's cost). Any other text (a sign, a tampered value) is compared as BigInt, and throws as BigInt does.
+ */
+export function compareIntegers(a: string, b: string): number {
+  if (PLAIN_DECIMAL.test(a) && PLAIN_DECIMAL.test(b)) {
+    if (a.length !== b.length) return a.length < b.length ? -1 : 1;
+    return a < b ? -1 : a > b ? 1 : 0;
+  }
+  const x = BigInt(a);
+  const y = BigInt(b);
+  return x < y ? -1 : x > y ? 1 : 0;
 }
 
 /** The global chain: 0 sequence, 1 event present, 2 prev_hash, 3 transaction id, 4 safe order, 5 hash. */
@@ -83,17 +99,22 @@ function localReason(local: LocalFailure): string {
 
 export const stateAfter = (f: LinkFacts): LinkState => ({ seq: f.seq, hash: f.hash, txid: f.txid, position: f.positionText });
 
-/** A hash computed ahead of its turn may throw where the walk would have stopped earlier: kept until reached. */
-function hashing(stage: number, compute: () => string | null): LocalFailure | null {
+/**
+ * A hash computed ahead of its turn may throw where the walk would have stopped earlier: kept until reached.
+ * The reason is written only when the hash differs (the text is `reason` with the position between its parts).
+ */
+function hashing<A>(stage: number, sealedHash: (arg: A) => string, arg: A, stored: string, position: number, reason: readonly [string, string]): LocalFailure | null {
   try {
-    const reason = compute();
-    return reason === null ? null : { stage, reason };
+    return sealedHash(arg) === stored ? null : { stage, reason: `${reason[0]}${position}${reason[1]}` };
   } catch (err) {
     return { stage, error: err instanceof Error ? err.message : String(err) };
   }
 }
 
-/** A global link joined to its event, as the verifier reads it. `present` is false when the event is gone. */
+const GLOBAL_MISMATCH = ['event at position ', ' does not match its sealed hash'] as const;
+const TENANT_MISMATCH = ['the event at position ', ' does not match its sealed hash'] as const;
+
+/** A global link as the verifier reads it, beside its event's transaction id (null, and `present` false, when the event is gone). */
 export interface GlobalLinkRow {
   seq: string;
   position: string;
@@ -102,29 +123,16 @@ export interface GlobalLinkRow {
   hash: string;
   present: boolean;
   txid: string | null;
-  streamId: string;
-  streamVersion: number;
-  tenantId: string;
-  type: string;
-  schemaVersion: number;
-  data: unknown;
-  metadata: unknown;
-  recordedAt: Date;
 }
 
-export function globalLinkFacts(r: GlobalLinkRow): LinkFacts {
+/** `sealedHash` recomputes the link's hash from its event's stored fields: called only when the event is there, with its transaction id. */
+export function globalLinkFacts(r: GlobalLinkRow, sealedHash: () => string): LinkFacts {
   const position = Number(r.position);
   let local: LocalFailure | null = null;
   if (!r.present) local = { stage: 1, reason: `event at position ${position} is missing` };
   else if (r.txid !== r.chainTxid) local = { stage: 3, reason: `event at position ${position} changed its transaction id` };
-  else {
-    // prev_hash as stored: the walk reaches this check only once prev_hash equals the previous link's hash.
-    local = hashing(5, () => {
-      const content = contentHash({ tenantId: r.tenantId, streamId: r.streamId, type: r.type, schemaVersion: r.schemaVersion, data: r.data, metadata: r.metadata, recordedAt: r.recordedAt });
-      const expected = linkHash({ seq: Number(r.seq), position, transactionId: r.txid!, streamVersion: r.streamVersion, contentHash: content, prevHash: r.prevHash });
-      return expected !== r.hash ? `event at position ${position} does not match its sealed hash` : null;
-    });
-  }
+  // prev_hash as stored: the walk reaches this check only once prev_hash equals the previous link's hash.
+  else local = hashing(5, sealedHash, null, r.hash, position, GLOBAL_MISMATCH);
   return { seq: Number(r.seq), seqText: r.seq, position, positionText: r.position, prevHash: r.prevHash, hash: r.hash, txid: r.txid, local };
 }
 
@@ -134,7 +142,7 @@ export function globalLinkFacts(r: GlobalLinkRow): LinkFacts {
  */
 let lastInstantText: unknown = null;
 let lastInstant = new Date(Number.NaN);
-function instantOf(text: string): Date {
+export function instantOf(text: string): Date {
   if (text !== lastInstantText) {
     lastInstant = new Date(text);
     lastInstantText = text;
@@ -142,22 +150,29 @@ function instantOf(text: string): Date {
   return lastInstant;
 }
 
-export function tenantLinkFacts(tenantId: string, r: AuditRecord): LinkFacts {
+/** A tenant's link; `recordedAt` is null when its event is gone, and `sealedHash` recomputes the link's hash from the event's fields. */
+export interface TenantLinkRow {
+  tenantSeq: number;
+  position: number;
+  prevHash: string | null;
+  hash: string;
+}
+
+export function tenantLinkFactsOf(r: TenantLinkRow, recordedAt: Date | null, sealedHash: (recordedAt: Date) => string): LinkFacts {
   let local: LocalFailure | null = null;
+  if (recordedAt === null) local = { stage: 1, reason: `the event at position ${r.position} is missing` };
+  else if (Number.isNaN(recordedAt.getTime())) local = { stage: 3, reason: `the event at position ${r.position} has no valid recorded_at` };
+  else local = hashing(4, sealedHash, recordedAt, r.hash, r.position, TENANT_MISMATCH);
+  return { seq: r.tenantSeq, seqText: String(r.tenantSeq), position: r.position, positionText: String(r.position), prevHash: r.prevHash, hash: r.hash, txid: null, local };
+}
+
+export function tenantLinkFacts(tenantId: string, r: AuditRecord): LinkFacts {
   const e = r.event;
-  if (e === null) local = { stage: 1, reason: `the event at position ${r.position} is missing` };
-  else {
-    const recordedAt = instantOf(e.recorded_at);
-    if (Number.isNaN(recordedAt.getTime())) local = { stage: 3, reason: `the event at position ${r.position} has no valid recorded_at` };
-    else {
-      local = hashing(4, () => {
-        const content = contentHash({ tenantId, streamId: e.stream_id, type: e.type, schemaVersion: e.schema_version, data: e.data, metadata: e.metadata, recordedAt });
-        const expected = tenantLinkHash({ tenantId, tenantSeq: r.tenant_seq, position: r.position, streamVersion: e.stream_version, contentHash: content, prevHash: r.prev_hash });
-        return expected !== r.hash ? `the event at position ${r.position} does not match its sealed hash` : null;
-      });
-    }
-  }
-  return { seq: r.tenant_seq, seqText: String(r.tenant_seq), position: r.position, positionText: String(r.position), prevHash: r.prev_hash, hash: r.hash, txid: null, local };
+  const link = { tenantSeq: r.tenant_seq, position: r.position, prevHash: r.prev_hash, hash: r.hash };
+  return tenantLinkFactsOf(link, e === null ? null : instantOf(e.recorded_at), (recordedAt) => {
+    const content = contentHash({ tenantId, streamId: e!.stream_id, type: e!.type, schemaVersion: e!.schema_version, data: e!.data, metadata: e!.metadata, recordedAt });
+    return tenantLinkHash({ tenantId, tenantSeq: r.tenant_seq, position: r.position, streamVersion: e!.stream_version, contentHash: content, prevHash: r.prev_hash });
+  });
 }
 
 /**
@@ -173,20 +188,48 @@ export interface PageOutcome {
   last: LinkState | null;
 }
 
-export function walkPage(rules: ChainRules, facts: LinkFacts[]): PageOutcome {
-  const first = facts[0] ?? null;
-  if (!first) return { count: 0, first: null, failure: null, last: null };
-  let state = stateAfter(first);
-  for (let i = 1; i < facts.length; i++) {
-    const f = facts[i]!;
+/**
+ * Walks a page link by link as its links come: the first is kept to be joined by the caller, each later one
+ * is joined to the one before it. `add` answers false once a link fails (the links after it need no hashing).
+ */
+export class PageWalk {
+  private added = 0;
+  private first: LinkFacts | null = null;
+  private state: LinkState | null = null;
+  private failure: PageOutcome['failure'] = null;
+
+  constructor(private readonly rules: ChainRules) {}
+
+  add(f: LinkFacts): boolean {
+    const index = this.added++;
+    if (index === 0) {
+      this.first = f;
+      this.state = stateAfter(f);
+      return true;
+    }
     let reason: string | null;
     try {
-      reason = linkFailure(rules, state, f);
+      reason = linkFailure(this.rules, this.state!, f);
     } catch (err) {
-      return { count: facts.length, first, failure: { index: i, position: f.position, error: err instanceof Error ? err.message : String(err) }, last: null };
+      this.failure = { index, position: f.position, error: err instanceof Error ? err.message : String(err) };
+      return false;
     }
-    if (reason !== null) return { count: facts.length, first, failure: { index: i, position: f.position, reason }, last: null };
-    state = stateAfter(f);
+    if (reason !== null) {
+      this.failure = { index, position: f.position, reason };
+      return false;
+    }
+    this.state = stateAfter(f);
+    return true;
   }
-  return { count: facts.length, first, failure: null, last: state };
+
+  /** The page's outcome; `count` is how many links the page holds (added or not). */
+  outcome(count: number): PageOutcome {
+    return { count, first: this.first, failure: this.failure, last: this.failure ? null : this.state };
+  }
+}
+
+export function walkPage(rules: ChainRules, facts: LinkFacts[]): PageOutcome {
+  const walk = new PageWalk(rules);
+  for (const f of facts) if (!walk.add(f)) break;
+  return walk.outcome(facts.length);
 }

@@ -1,4 +1,5 @@
-import { canonicalFields, canonicalKeys, sha256Hex } from '../canonical-json.js';
+import { canonicalFields, canonicalKeys, jsonNumber, jsonString, sha256Hex } from '../canonical-json.js';
+import { LastJsonString, nullableNumber, nullableString } from '../hashing.js';
 
 /** One link of a tenant's own chain: what the sealer knows of the event, plus the tenant's previous link. */
 export interface TenantLink {
@@ -15,4 +16,14 @@ const TENANT_LINK_KEYS = canonicalKeys('contentHash', 'position', 'prevHash', 's
 
 export function tenantLinkHash(l: TenantLink): string {
   return sha256Hex(canonicalFields(TENANT_LINK_KEYS, [l.contentHash, l.position, l.prevHash, l.streamVersion, l.tenantId, l.tenantSeq]));
+}
+
+const tenantJson = new LastJsonString();
+
+/** tenantLinkHash's very text (TENANT_LINK_KEYS' order), built from the members as they are: a verify's once per link. */
+export function tenantLinkHashOf(contentHash: string, position: number, prevHash: string | null, streamVersion: number | null, tenantId: string, tenantSeq: number): string {
+  return sha256Hex(
+    `{"contentHash":${jsonString(contentHash)},"position":${jsonNumber(position)},"prevHash":${nullableString(prevHash)},` +
+      `"streamVersion":${nullableNumber(streamVersion)},"tenantId":${tenantJson.of(tenantId)},"tenantSeq":${jsonNumber(tenantSeq)}}`,
+  );
 }

@@ -1,15 +1,9 @@
 import { createRequire } from 'node:module';
-import {
-  GLOBAL_CHAIN,
-  TENANT_CHAIN,
-  globalLinkFacts,
-  tenantLinkFacts,
-  walkPage,
-  type GlobalLinkRow,
-  type LinkFacts,
-  type PageOutcome,
-} from '../audit/link-rules.js';
-import type { AuditRecord } from '../audit/records.js';
+import { contentHashOfTexts, linkHashOf } from '../hashing.js';
+import { GLOBAL_CHAIN, PageWalk, TENANT_CHAIN, globalLinkFacts, instantOf, tenantLinkFactsOf, type LinkFacts, type PageOutcome } from '../audit/link-rules.js';
+import { tenantLinkHashOf } from '../audit/tenant-link.js';
+import { CopyText, type Fields } from './copy-text.js';
+import { canonicalJsonb } from './jsonb-canonical.js';
 
 /** Which chain a walk reads; a tenant's walk carries the tenant, which its hashes cover. */
 export type ChainKind = { chain: 'global' } | { chain: 'tenant'; tenantId: string };
@@ -48,84 +42,81 @@ function timestamptzIso(text: string): string {
   return lastIso;
 }
 
-/** A row's fields as COPY's text format writes them: null for `\\N`, else the text with its escapes undone. */
-type Fields = (string | null)[];
+const int = (f: string | null): number | null => (f === null ? null : Number(f));
 
-const ESCAPED: Record<string, string> = { b: '\b', f: '\f', n: '\n', r: '\r', t: '\t', v: '\v' };
+/**
+ * A jsonb column's canonical JSON (jsonb-canonical.ts: jsonb writes keys in an order of its own, and numbers as
+ * it stores them, so its text is not hashed as it is). The last text is kept with its canonical form: metadata,
+ * and data, often repeat from one event to the next.
+ */
+class CanonicalJsonb {
+  private text: string | null = null;
+  private json = '';
 
-/** COPY TO escapes a backslash, and the control characters above, with a backslash; other bytes pass as they are. */
-function unescapeCopy(field: string): string {
-  return field.replace(/\\(.)/gs, (_, c: string) => ESCAPED[c] ?? c);
-}
-
-function fieldsOf(line: string): Fields {
-  const raw = line.split('\t');
-  const out: Fields = new Array(raw.length);
-  for (let i = 0; i < raw.length; i++) {
-    const f = raw[i]!;
-    out[i] = f === '\\N' ? null : f.includes('\\') ? unescapeCopy(f) : f;
+  of(text: string | null): string {
+    if (text === null) return 'null';
+    if (text !== this.text) {
+      this.json = canonicalJsonb(text);
+      this.text = text;
+    }
+    return this.json;
   }
-  return out;
 }
 
-const int = (f: string | null): number => (f === null ? (null as unknown as number) : Number(f));
-const json = (f: string | null): unknown => (f === null ? null : JSON.parse(f));
+const data = new CanonicalJsonb();
+const metadata = new CanonicalJsonb();
 
-function globalRow(t: Fields): GlobalLinkRow {
-  return {
-    seq: t[0]!,
-    position: t[1]!,
-    chainTxid: t[2]!,
-    prevHash: t[3]!,
-    hash: t[4]!,
-    present: t[5] === 't',
-    txid: t[6]!,
-    streamId: t[7]!,
-    streamVersion: int(t[8]!),
-    tenantId: t[9]!,
-    type: t[10]!,
-    schemaVersion: int(t[11]!),
-    data: json(t[12]!),
-    metadata: json(t[13]!),
-    recordedAt: t[14] === null ? (null as unknown as Date) : parseTimestamptz(t[14]!),
-  };
+/**
+ * The row being read, in an array reused from row to row. The functions that recompute a link's hash read it
+ * while the row's facts are made (never later), so the closures they would otherwise be need not be built.
+ */
+const globalFields: Fields = new Array<string | null>(15).fill(null);
+const tenantFields: Fields = new Array<string | null>(12).fill(null);
+let tenantOfWalk = '';
+
+/** Global row: seq, position, chain txid, prev_hash, hash, present, txid, stream, version, tenant, type, schema, data, metadata, recorded_at. */
+function globalSealedHash(): string {
+  const t = globalFields;
+  const recordedAt = t[14] === null ? (null as unknown as Date) : parseTimestamptz(t[14]!);
+  const content = contentHashOfTexts(data.of(t[12]!), metadata.of(t[13]!), recordedAt, int(t[11]!), t[7]!, t[9]!, t[10]!);
+  return linkHashOf(content, Number(t[1]), t[3]!, Number(t[0]), int(t[8]!), t[6]!);
 }
 
-/** The record `readTenantRecords` would build from the same row. */
-function tenantRecord(t: Fields): AuditRecord {
-  return {
-    tenant_seq: Number(t[0]),
-    position: Number(t[1]),
-    prev_hash: t[2]!,
-    hash: t[3]!,
-    event:
-      t[4] === 't'
-        ? {
-            stream_id: t[5]!,
-            stream_version: int(t[6]!),
-            type: t[7]!,
-            schema_version: int(t[8]!),
-            data: json(t[9]!),
-            metadata: json(t[10]!),
-            recorded_at: timestamptzIso(t[11]!),
-          }
-        : null,
-  };
+function globalFacts(): LinkFacts {
+  const t = globalFields;
+  return globalLinkFacts({ seq: t[0]!, position: t[1]!, chainTxid: t[2]!, prevHash: t[3]!, hash: t[4]!, present: t[5] === 't', txid: t[6]! }, globalSealedHash);
+}
+
+/** Tenant row: tenant_seq, position, prev_hash, hash, present, stream, version, type, schema, data, metadata, recorded_at. */
+function tenantSealedHash(recordedAt: Date): string {
+  const t = tenantFields;
+  const content = contentHashOfTexts(data.of(t[9]!), metadata.of(t[10]!), recordedAt, int(t[8]!), t[5]!, tenantOfWalk, t[7]!);
+  return tenantLinkHashOf(content, Number(t[1]), t[2]!, int(t[6]!), tenantOfWalk, Number(t[0]));
+}
+
+function tenantFacts(): LinkFacts {
+  const t = tenantFields;
+  // The instant as a tenant's record carries it (ISO text, readTenantRecords' form) and as its walker reads it back.
+  const recordedAt = t[4] === 't' ? instantOf(timestamptzIso(t[11]!)) : null;
+  return tenantLinkFactsOf({ tenantSeq: Number(t[0]), position: Number(t[1]), prevHash: t[2]!, hash: t[3]! }, recordedAt, tenantSealedHash);
 }
 
 const utf8 = new TextDecoder();
 
-/** Parses, hashes and walks one page of COPY rows: the work a hashing thread does. */
+/**
+ * Parses, hashes and walks one page of COPY rows: the work a hashing thread does. The page is decoded once and
+ * its rows read and walked one at a time; after a link that fails, the rest are only counted.
+ */
 export function walkRawPage(kind: ChainKind, bytes: Uint8Array): PageOutcome {
-  const text = utf8.decode(bytes);
-  const facts: LinkFacts[] = [];
-  const tenantId = kind.chain === 'tenant' ? kind.tenantId : '';
-  for (let start = 0; start < text.length; ) {
-    let end = text.indexOf('\n', start);
-    if (end === -1) end = text.length;
-    const fields = fieldsOf(text.slice(start, end));
-    facts.push(kind.chain === 'global' ? globalLinkFacts(globalRow(fields)) : tenantLinkFacts(tenantId, tenantRecord(fields)));
-    start = end + 1;
+  const rows = new CopyText(utf8.decode(bytes));
+  const global = kind.chain === 'global';
+  const walk = new PageWalk(global ? GLOBAL_CHAIN : TENANT_CHAIN);
+  if (kind.chain === 'tenant') tenantOfWalk = kind.tenantId;
+  let count = 0;
+  for (let at = 0; at < rows.text.length; ) {
+    at = rows.row(at, global ? globalFields : tenantFields);
+    count += 1;
+    if (!walk.add(global ? globalFacts() : tenantFacts())) return walk.outcome(count + rows.rowsFrom(at));
   }
-  return walkPage(kind.chain === 'global' ? GLOBAL_CHAIN : TENANT_CHAIN, facts);
+  return walk.outcome(count);
 }
