@@ -15,51 +15,95 @@ export interface Beat {
  * beats gather, and the next upsert writes them all in one statement (the newest beat per node wins). A beat's
  * promise settles when the statement that carried it committed, so an answered heartbeat is a recorded one,
  * and a fleet costs one statement per flush rather than one per node.
+ *
+ * Statements also start at least `minGapMs` apart: a beat that arrives sooner after the last statement began
+ * waits for the gap with the beats that join it. Each statement costs the API a socket write and a read (system
+ * calls that cost a VM far more than a batch's rows do) and PostgreSQL its per-statement work; without the gap a
+ * fleet beating at a steady rate got about one statement per request once PostgreSQL was quick (test/bench/
+ * README.md, heartbeats, "beat cost"). The price is at most `minGapMs` more before a beat is answered, and only
+ * when statements follow each other that closely; a statement that takes longer than the gap is followed at once.
  */
 export interface LivenessWriter {
   record(beat: Beat): Promise<void>;
+  /** Several beats (a host's batch), settled together once every one of them is written: one promise, not one each. */
+  recordAll(beats: readonly Beat[]): Promise<void>;
   close(): Promise<void>;
 }
 
+export interface LivenessWriterOptions {
+  /** The least time between the starts of two statements. @defaultValue 5 ms */
+  minGapMs: number;
+}
+
+export const DEFAULT_LIVENESS_WRITER: LivenessWriterOptions = { minGapMs: 5 };
+
 const MAX_BATCH = 2_000;
 
-export function createLivenessWriter(pool: pg.Pool): LivenessWriter {
-  let pending = new Map<string, { beat: Beat; waiters: Array<{ resolve: () => void; reject: (e: unknown) => void }> }>();
-  let inFlight: Promise<void> | null = null;
+/** Those waiting on a write: `left` beats of theirs still to be written; told once, of the first failure or of the last write. */
+type Waiter = { left: number; resolve: () => void; reject: (e: unknown) => void };
 
-  const flush = async (): Promise<void> => {
-    while (pending.size > 0) {
-      const batch = [...pending.values()].slice(0, MAX_BATCH);
-      for (const entry of batch) pending.delete(entry.beat.node_id);
-      try {
-        await upsertBeats(pool, batch.map((b) => b.beat));
-        for (const entry of batch) for (const w of entry.waiters) w.resolve();
-      } catch (err) {
-        for (const entry of batch) for (const w of entry.waiters) w.reject(err);
-      }
+const written = (w: Waiter) => {
+  if (--w.left === 0) w.resolve();
+};
+const failed = (w: Waiter, err: unknown) => {
+  if (w.left > 0) {
+    w.left = 0;
+    w.reject(err);
+  }
+};
+
+export function createLivenessWriter(pool: pg.Pool, options: LivenessWriterOptions = DEFAULT_LIVENESS_WRITER): LivenessWriter {
+  let pending = new Map<string, { beat: Beat; waiters: Waiter[] }>();
+  let inFlight: Promise<void> | null = null;
+  let lastStart = Number.NEGATIVE_INFINITY;
+
+  const writeOne = async (): Promise<void> => {
+    const batch: Array<{ beat: Beat; waiters: Waiter[] }> = [];
+    for (const entry of pending.values()) {
+      batch.push(entry);
+      if (batch.length === MAX_BATCH) break;
+    }
+    for (const entry of batch) pending.delete(entry.beat.node_id);
+    lastStart = performance.now();
+    try {
+      await upsertBeats(pool, batch.map((b) => b.beat));
+      for (const entry of batch) for (const w of entry.waiters) written(w);
+    } catch (err) {
+      for (const entry of batch) for (const w of entry.waiters) failed(w, err);
     }
   };
+  // One chain at a time: wait out the gap since the last statement began, write one statement, and go again while
+  // beats are waiting. `inFlight` covers the wait too, so close() waits for beats held by the gap.
   const kick = () => {
-    inFlight ??= Promise.resolve()
-      .then(flush)
+    if (inFlight) return;
+    const wait = lastStart + options.minGapMs - performance.now();
+    inFlight = (wait > 0 ? new Promise<void>((r) => setTimeout(r, wait)) : Promise.resolve())
+      .then(writeOne)
       .finally(() => {
         inFlight = null;
         if (pending.size > 0) kick();
       });
   };
 
-  return {
-    record(beat) {
-      return new Promise<void>((resolve, reject) => {
+  const recordAll = (beats: readonly Beat[]): Promise<void> => {
+    if (beats.length === 0) return Promise.resolve();
+    return new Promise<void>((resolve, reject) => {
+      const waiter: Waiter = { left: beats.length, resolve, reject };
+      for (const beat of beats) {
         const entry = pending.get(beat.node_id);
         // A newer beat of the same node replaces one not yet written; both callers learn of the one write.
         if (entry) {
           entry.beat = beat.at >= entry.beat.at ? beat : entry.beat;
-          entry.waiters.push({ resolve, reject });
-        } else pending.set(beat.node_id, { beat, waiters: [{ resolve, reject }] });
-        kick();
-      });
-    },
+          entry.waiters.push(waiter);
+        } else pending.set(beat.node_id, { beat, waiters: [waiter] });
+      }
+      kick();
+    });
+  };
+
+  return {
+    record: (beat) => recordAll([beat]),
+    recordAll,
     async close() {
       while (inFlight) await inFlight;
       pending = new Map();
