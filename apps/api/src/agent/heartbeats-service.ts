@@ -40,6 +40,8 @@ export async function heartbeats(res: Resources, body: AgentHeartbeatsBody, refu
   const tasks = await reportedTasks(res, verdicts, body);
   const beats = verdicts.map((v, i): BatchedBeatAnswer => {
     if (!('node' in v)) return { ok: false, error: { code: v.refused, message: v.refused === 'credential_revoked' ? 'this node credential was revoked' : 'unknown credential' } };
+    // An idle node's beat (most of a fleet's) names no task: nothing to look up or judge.
+    if (body.beats[i]!.tasks.length === 0) return { ok: true, node_id: v.node.nodeId, stop: [], directives: [] };
     const own = new Map<string, ReportedTaskRow>();
     for (const t of body.beats[i]!.tasks) {
       const row = tasks.get(t.task_id);
