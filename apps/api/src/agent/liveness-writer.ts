@@ -32,14 +32,18 @@ export interface LivenessWriter {
 }
 
 export interface LivenessWriterOptions {
-  /** The least time between the starts of two statements. @defaultValue 10 ms */
+  /** The least time between the starts of two statements. @defaultValue 5 ms */
   minGapMs: number;
   /** Beats waiting that start the next statement without waiting out the gap. @defaultValue 256 */
   fullBatch: number;
 }
 
-/** 10 ms: batches of ≈ 40 beats at 4,000 beats/s and the full 256 from 25,600/s; ≤ 10 ms of the 50 ms p99 goal. */
-export const DEFAULT_LIVENESS_WRITER: LivenessWriterOptions = { minGapMs: 10, fullBatch: 256 };
+/**
+ * 5 ms: at most 200 statements a second, ≈ 20 beats each at 4,000 beats/s, 64 from 12,800/s (where the cost per
+ * beat stops falling) and the full 256 from 51,200/s; ≤ 5 ms of the 50 ms p99 goal (10 ms saved ≈ 2.5 µs a beat
+ * more at 4,000 beats/s, for twice the wait).
+ */
+export const DEFAULT_LIVENESS_WRITER: LivenessWriterOptions = { minGapMs: 5, fullBatch: 256 };
 
 const MAX_BATCH = 2_000;
 
