@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import rateLimit from '@fastify/rate-limit';
 import { ItoError } from '@ito/contracts';
@@ -80,7 +80,7 @@ export async function buildApp(deps: ApiDeps): Promise<FastifyInstance> {
       // kind's budget, so the beats that keep the node alive are never refused for the reports beside them.
       keyGenerator: (req) => {
         const secret = bearerFrom(req.headers.authorization);
-        const who = secret && isWellFormedCredential(secret) ? `cred:${createHash('sha256').update(secret).digest('hex').slice(0, 32)}` : `ip:${req.ip}`;
+        const who = secret && isWellFormedCredential(secret) ? `cred:${hash('sha256', secret, 'hex').slice(0, 32)}` : `ip:${req.ip}`;
         return isHeartbeat(req.url) ? `${who}:heartbeat` : who;
       },
       allowList: (req) => UNLIMITED_PATHS.has(req.url.split('?')[0] ?? ''),
@@ -95,7 +95,7 @@ export async function buildApp(deps: ApiDeps): Promise<FastifyInstance> {
     app.addHook('preClose', async () => assignments.close());
     const nodeCredentials = createNodeCredentialCache(deps.pool, deps.logger, deps.nodeCredentialCache);
     app.addHook('onClose', async () => nodeCredentials.close());
-    const liveness = createLivenessWriter(deps.pool);
+    const liveness = createLivenessWriter(deps.pool, deps.livenessWriter);
     // After the last request ended: the beats it carried are written before the pool closes.
     app.addHook('onClose', async () => liveness.close());
     const metrics = registerOperationsMetrics(registry, deps.pool, deps.queues);

@@ -7,6 +7,7 @@ import type { DeskAdmissionLimits } from './desk/desk-admission.js';
 import type { AdmissionLimits } from './http/admission.js';
 import type { HeartbeatAdmissionLimits } from './agent/heartbeat-admission.js';
 import type { NodeCredentialCacheLimits } from './auth/node-credential-cache.js';
+import type { LivenessWriterOptions } from './agent/liveness-writer.js';
 
 /** A named readiness probe; `/readyz` is green only when every probe resolves. */
 export interface ReadinessProbe {
@@ -41,6 +42,8 @@ export interface ApiDeps {
   metricsAdmission?: AdmissionLimits;
   /** Heartbeats held at once per process; beyond it they are shed with 429. @defaultValue 512 */
   heartbeatAdmission?: HeartbeatAdmissionLimits;
+  /** How the heartbeats' liveness writes are gathered into statements. @defaultValue statements at least 5 ms apart unless 256 beats wait */
+  livenessWriter?: LivenessWriterOptions;
   /** Verified node credentials kept per process. @defaultValue 100,000 for 60 s */
   nodeCredentialCache?: NodeCredentialCacheLimits;
   /** The queue backend and the workers' job catalogs, for queue depths and job durations on /metrics. */

@@ -37,6 +37,93 @@ describe('heartbeat liveness', () => {
     await writer.close();
   });
 
+  it('starts statements at least the gap apart: beats that come within it share one statement, each answered once it committed', async () => {
+    const starts: number[] = [];
+    let committed = 0;
+    const timed = new Proxy(pool, {
+      get: (target, prop) =>
+        prop === 'query'
+          ? (...args: unknown[]) => {
+              starts.push(performance.now());
+              const p = (target.query as (...a: unknown[]) => Promise<unknown>).apply(target, args);
+              void p.then(() => committed++);
+              return p;
+            }
+          : Reflect.get(target, prop),
+    }) as pg.Pool;
+    const writer = createLivenessWriter(timed, { minGapMs: 300, fullBatch: 1_000 });
+    const t0 = new Date('2026-12-03T13:00:00.000Z');
+    // Nothing written lately: the first beat's statement starts at once.
+    await writer.record(beat(1000, t0));
+    expect(starts).toHaveLength(1);
+    // Twenty beats over ~100 ms, well within the gap: they wait for it together, and none is answered early.
+    const answeredAfter: number[] = [];
+    const held: Array<Promise<void>> = [];
+    for (let i = 1; i <= 20; i++) {
+      held.push(writer.record(beat(1000 + i, t0)).then(() => void answeredAfter.push(committed)));
+      await new Promise((r) => setTimeout(r, 5));
+    }
+    await Promise.all(held);
+    expect(starts).toHaveLength(2);
+    expect(starts[1]! - starts[0]!).toBeGreaterThanOrEqual(295);
+    expect(answeredAfter).toEqual(Array.from({ length: 20 }, () => 2));
+    const { rows } = await pool.query<{ n: string }>(`select count(*) as n from node_liveness where node_id = any($1::text[])`, [Array.from({ length: 21 }, (_, i) => node(1000 + i))]);
+    expect(Number(rows[0]!.n)).toBe(21);
+
+    // A beat still held by the gap when the writer closes is written before close() returns.
+    void writer.record(beat(1030, t0));
+    await writer.close();
+    expect((await pool.query('select 1 from node_liveness where node_id = $1', [node(1030)])).rowCount).toBe(1);
+  });
+
+  it('does not hold a full batch for the gap: enough beats waiting start the next statement at once', async () => {
+    const starts: number[] = [];
+    const timed = new Proxy(pool, {
+      get: (target, prop) => (prop === 'query' ? (...args: unknown[]) => (starts.push(performance.now()), (target.query as (...a: unknown[]) => unknown).apply(target, args)) : Reflect.get(target, prop)),
+    }) as pg.Pool;
+    const writer = createLivenessWriter(timed, { minGapMs: 5_000, fullBatch: 50 });
+    const t0 = new Date('2026-12-03T15:00:00.000Z');
+    await writer.record(beat(3000, t0));
+    // Ten beats wait for the gap; fifty more make a full batch, which ends the wait for all sixty.
+    const few = writer.recordAll(Array.from({ length: 10 }, (_, i) => beat(3001 + i, t0)));
+    await new Promise((r) => setTimeout(r, 20));
+    const enough = writer.recordAll(Array.from({ length: 50 }, (_, i) => beat(3011 + i, t0)));
+    await Promise.all([few, enough]);
+    expect(starts).toHaveLength(2);
+    expect(starts[1]! - starts[0]!).toBeLessThan(2_000);
+    // Sixty beats recorded at once within the gap are a full batch too: written without waiting.
+    await writer.recordAll(Array.from({ length: 60 }, (_, i) => beat(3100 + i, t0)));
+    expect(starts).toHaveLength(3);
+    expect(performance.now() - starts[0]!).toBeLessThan(4_000);
+    await writer.close();
+  });
+
+  it('settles a batch of beats together once the last of them is written, even across statements, and rejects it on a failed write', async () => {
+    let committed = 0;
+    const counting = new Proxy(pool, {
+      get: (target, prop) =>
+        prop === 'query'
+          ? (...args: unknown[]) => {
+              const p = (target.query as (...a: unknown[]) => Promise<unknown>).apply(target, args);
+              void p.then(() => committed++);
+              return p;
+            }
+          : Reflect.get(target, prop),
+    }) as pg.Pool;
+    const writer = createLivenessWriter(counting, { minGapMs: 0, fullBatch: 1 });
+    const t0 = new Date('2026-12-03T14:00:00.000Z');
+    // 2,500 beats: more than one statement carries (2,000), so the batch is written by two.
+    const beats = Array.from({ length: 2_500 }, (_, i) => beat(5_000 + i, t0));
+    await writer.recordAll(beats).then(() => expect(committed).toBe(2));
+    const { rows } = await pool.query<{ n: string }>(`select count(*) as n from node_liveness where node_id = any($1::text[])`, [beats.map((b) => b.node_id)]);
+    expect(Number(rows[0]!.n)).toBe(2_500);
+    await writer.close();
+
+    const failing = createLivenessWriter({ query: () => Promise.reject(new Error('connection lost')) } as unknown as pg.Pool, { minGapMs: 0, fullBatch: 1 });
+    await expect(failing.recordAll([beat(9_000, t0), beat(9_001, t0)])).rejects.toThrow('connection lost');
+    await failing.close();
+  });
+
   it('moves progress_at only when the step moves, learns seconds per step, and starts over for a new attempt', async () => {
     const writer = createLivenessWriter(pool);
     const at = (s: number) => new Date(Date.UTC(2026, 11, 3, 11, 0, s));

@@ -6,8 +6,11 @@
  * (naming its path), so is a `__proto__`, `constructor` or `prototype` key (so no key can reach an object's
  * prototype or slip past a schema), so is nesting deeper than {@link MAX_JSON_DEPTH} and U+0000 in a string
  * (PostgreSQL text and jsonb cannot hold it). It is iterative (an explicit stack, no recursion), one pass, linear
- * in the input, and its errors say what is wrong by line, column and path, never by quoting the input.
+ * in the input, and its errors say what is wrong by line, column and path, never by quoting the input. A text
+ * that is certainly accepted as it is (json-fast-path.ts) is parsed by the engine's `JSON.parse` instead.
  */
+
+import { fastJson } from './json-fast-path.js';
 
 /** Deepest nesting of objects and arrays accepted; a manifest needs six levels. */
 export const MAX_JSON_DEPTH = 64;
@@ -81,6 +84,9 @@ export function lineAndColumn(text: string, offset: number): { line: number; col
 
 export function parseStrictJson(text: string, opts: { maxDepth?: number } = {}): StrictJsonResult {
   const maxDepth = opts.maxDepth ?? MAX_JSON_DEPTH;
+  // The engine's parser when its answer is certainly this one's (json-fast-path.ts); else the walk below decides.
+  const fast = fastJson(text, maxDepth, FORBIDDEN_JSON_KEYS);
+  if (fast) return { ok: true, value: fast.value };
   const stack: Frame[] = [];
   let pos = 0;
 

@@ -1,7 +1,9 @@
 import { ItoError, type AgentHeartbeatsBody, type BatchedBeatAnswer, type HeartbeatsAnswer } from '@ito/contracts';
+import { hashSecret } from '@ito/runs';
 import { authenticate } from '../auth/authenticate.js';
 import type { Resources } from '../resources.js';
 import { beatOf, judgeReportedTasks, type NodePrincipal, type ReportedTaskRow } from './agent-service.js';
+import type { Beat } from './liveness-writer.js';
 
 type Verdict = { node: NodePrincipal } | { refused: 'unauthenticated' | 'credential_revoked' };
 
@@ -15,7 +17,7 @@ type Verdict = { node: NodePrincipal } | { refused: 'unauthenticated' | 'credent
  * to try more credentials than single requests could.
  */
 export async function heartbeats(res: Resources, body: AgentHeartbeatsBody, refusedBeats: (n: number) => void): Promise<HeartbeatsAnswer> {
-  const verdicts = await Promise.all(body.beats.map((b) => verify(res, b.credential)));
+  const verdicts = await verifyAll(res, body.beats);
   const nodes = new Set<string>();
   for (const v of verdicts) {
     if (!('node' in v)) continue;
@@ -24,19 +26,22 @@ export async function heartbeats(res: Resources, body: AgentHeartbeatsBody, refu
     nodes.add(v.node.nodeId);
   }
   const now = res.now();
-  const recorded: Array<Promise<void>> = [];
+  const recorded: Beat[] = [];
   let refused = 0;
   for (let i = 0; i < verdicts.length; i++) {
     const v = verdicts[i]!;
-    if ('node' in v) recorded.push(res.liveness.record(beatOf(v.node, body.beats[i]!, now)));
+    if ('node' in v) recorded.push(beatOf(v.node, body.beats[i]!, now));
     else refused++;
   }
-  await Promise.all(recorded);
+  // One promise for the batch's beats, settled when the last of them is written.
+  await res.liveness.recordAll(recorded);
   if (recorded.length > 0) res.metrics.heartbeatsIngested.inc(recorded.length);
   if (refused > 0) refusedBeats(refused);
   const tasks = await reportedTasks(res, verdicts, body);
   const beats = verdicts.map((v, i): BatchedBeatAnswer => {
     if (!('node' in v)) return { ok: false, error: { code: v.refused, message: v.refused === 'credential_revoked' ? 'this node credential was revoked' : 'unknown credential' } };
+    // An idle node's beat (most of a fleet's) names no task: nothing to look up or judge.
+    if (body.beats[i]!.tasks.length === 0) return { ok: true, node_id: v.node.nodeId, stop: [], directives: [] };
     const own = new Map<string, ReportedTaskRow>();
     for (const t of body.beats[i]!.tasks) {
       const row = tasks.get(t.task_id);
@@ -62,6 +67,25 @@ async function reportedTasks(res: Resources, verdicts: Verdict[], body: AgentHea
     values: [[...ids]],
   });
   return new Map(rows.map((r) => [r.task_id, r]));
+}
+
+/**
+ * Every beat's credential. A credential this process verified before is answered from the cache at once, as
+ * `authenticate` would answer it (its hash, looked up while revocations are heard), without the bearer parsing,
+ * shape check and promise `authenticate` spends on each: the body's schema already checked each credential's
+ * shape, and only a credential found in the database is ever cached. The rest go through {@link verify}.
+ */
+async function verifyAll(res: Resources, beats: AgentHeartbeatsBody['beats']): Promise<Verdict[]> {
+  const verdicts: Verdict[] = new Array<Verdict>(beats.length);
+  let misses: Array<Promise<void>> | null = null;
+  for (let i = 0; i < beats.length; i++) {
+    const credential = beats[i]!.credential;
+    const cached = res.nodeCredentials.get(hashSecret(credential));
+    if (cached) verdicts[i] = { node: { kind: 'node', ...cached } };
+    else (misses ??= []).push(verify(res, credential).then((v) => void (verdicts[i] = v)));
+  }
+  if (misses) await Promise.all(misses);
+  return verdicts;
 }
 
 /** One beat's credential, as the bearer header of a single heartbeat is checked; its refusal stays the beat's. */
