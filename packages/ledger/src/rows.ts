@@ -1,8 +1,12 @@
 import type { EventMetadata, StoredEvent, Upcaster } from './types.js';
 
-/** The columns every event query selects, in the shape `toStoredEvent` reads. */
+/**
+ * The columns every event query selects, in the shape `toStoredEvent` reads. `recorded_at` comes as epoch
+ * milliseconds (a float8, exact: the column keeps milliseconds): the same instant node-pg's text parse of the
+ * timestamp gives, without its regular expression, which was a tenth of a projection catch-up's read in the process.
+ */
 export const EVENT_COLUMNS = `position::text as position, stream_id, stream_version, tenant_id, type, schema_version, data,
-  metadata, recorded_at, transaction_id::text as transaction_id`;
+  metadata, floor(extract(epoch from recorded_at) * 1000)::float8 as recorded_ms, transaction_id::text as transaction_id`;
 
 export interface EventRow {
   position: string;
@@ -13,7 +17,7 @@ export interface EventRow {
   schema_version: number;
   data: Record<string, unknown>;
   metadata: EventMetadata;
-  recorded_at: Date;
+  recorded_ms: number;
   transaction_id: string;
 }
 
@@ -27,7 +31,7 @@ export function toStoredEvent(row: EventRow): StoredEvent {
     schemaVersion: row.schema_version,
     data: row.data,
     metadata: row.metadata,
-    recordedAt: row.recorded_at,
+    recordedAt: new Date(row.recorded_ms),
     transactionId: row.transaction_id,
   };
 }
