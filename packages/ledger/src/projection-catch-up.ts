@@ -44,7 +44,7 @@ export async function catchUpProjection(pool: pg.Pool, upcasters: Upcasters, p: 
     pool,
     writer,
     readAfter(after) {
-      const read = readSafe(reader, { after, limit: batchSize, ...(p.handles ? { types: p.handles } : {}) }).then((events) => events.map((e) => upcasters.apply(e)));
+      const read = readSafe(reader, { after, limit: batchSize, ...(p.handles ? { types: p.handles } : {}), payloadsOnly: p.payloadsOnly === true }).then((events) => events.map((e) => upcasters.apply(e)));
       reads.add(read);
       // Awaited by the loop, or settled below before the reader goes back to the pool.
       read.catch(() => undefined).finally(() => reads.delete(read));

@@ -8,6 +8,19 @@ import type { EventMetadata, StoredEvent, Upcaster } from './types.js';
 export const EVENT_COLUMNS = `position::text as position, stream_id, stream_version, tenant_id, type, schema_version, data,
   metadata, floor(extract(epoch from recorded_at) * 1000)::float8 as recorded_ms, transaction_id::text as transaction_id`;
 
+/**
+ * What a projection that reads only payloads selects (`AsyncProjection.payloadsOnly`): half the columns, and the
+ * half node-pg spends most on per row (strings and the metadata's JSON).
+ */
+export const PAYLOAD_COLUMNS = `position::text as position, type, schema_version, data, floor(extract(epoch from recorded_at) * 1000)::float8 as recorded_ms`;
+
+/** The fields a payload-only read leaves out, as the events it hands over carry them. */
+const NO_METADATA: EventMetadata = Object.freeze({}) as EventMetadata;
+
+export function toPayloadEvent(row: Pick<EventRow, 'position' | 'type' | 'schema_version' | 'data' | 'recorded_ms'>): StoredEvent {
+  return { position: Number(row.position), streamId: '', streamVersion: 0, tenantId: '', type: row.type, schemaVersion: row.schema_version, data: row.data, metadata: NO_METADATA, recordedAt: new Date(row.recorded_ms), transactionId: '' };
+}
+
 export interface EventRow {
   position: string;
   stream_id: string;

@@ -115,6 +115,12 @@ export interface FoldedBatch {
 export interface AsyncProjection<M extends EventMap = UntypedEvents> {
   name: string;
   handles?: TypeOf<M>[];
+  /**
+   * Set when the projection reads only its events' position, type, schema version, data and recorded time: its
+   * runners then read only those columns, and hand over events whose stream, version, tenant, metadata and
+   * transaction id are empty ('', 0, {}). Each runner (batch, rebuild, catch-up) reads it the same way.
+   */
+  payloadsOnly?: boolean;
   apply(client: pg.PoolClient, events: StoredEventOf<M>[]): Promise<void>;
   /**
    * Optional: `apply` cut in two, so a catch-up folds batch N+1 in the process while batch N is written in the

@@ -163,3 +163,30 @@ describe('catchUpProjection of a projection with a fold (folds the next batch wh
     expect(pool.totalCount - pool.idleCount).toBe(0);
   });
 });
+
+describe('a payload-only projection', () => {
+  it('is handed position, type, schema version, data and time (the rest empty) by the batch runner, the rebuild and both catch-ups alike', async () => {
+    const expected = await setUp('cj', 3);
+    const ledger = createLedger({ pool: db.pool() });
+    const stored = (await ledger.readAll({ after: 0, limit: 10_000 })).filter((e) => e.type === 'Counted_cj');
+    expect(stored.map((e) => e.position)).toEqual(expected);
+    const want = stored.map((e) => ({ position: e.position, streamId: '', streamVersion: 0, tenantId: '', type: e.type, schemaVersion: e.schemaVersion, data: e.data, metadata: {}, recordedAt: e.recordedAt, transactionId: '' }));
+    const seen: StoredEvent[] = [];
+    const reset = async () => {
+      seen.length = 0;
+      await db.pool().query("delete from projection_checkpoints where name = 'cj'");
+    };
+    const base = { ...logger('cj'), payloadsOnly: true, reset: async () => undefined, async apply(_: pg.PoolClient, events: StoredEvent[]) { seen.push(...events); } };
+    const folding: AsyncProjection = { ...base, fold: async (_db, events: StoredEvent[]) => ({ carry: null, write: async () => void seen.push(...events) }) };
+    while ((await ledger.runProjection(base, { batchSize: 2 })) > 0);
+    expect(seen).toEqual(want);
+    await reset();
+    await ledger.rebuild(base);
+    expect(seen).toEqual(want);
+    for (const p of [base, folding]) {
+      await reset();
+      await ledger.catchUpProjection(p, { batchSize: 2 });
+      expect(seen).toEqual(want);
+    }
+  });
+});

@@ -29,6 +29,8 @@ type RunTelemetryEvents = Pick<RunEventMap, (typeof TELEMETRY_EVENT_TYPES)[numbe
 export const telemetryProjection: AsyncProjection<BookingRecords & RunTelemetryEvents> = {
   name: TELEMETRY_PROJECTION,
   handles: ['BookingRecorded', ...TELEMETRY_EVENT_TYPES],
+  // It reads each event's type, data and time: half the columns, and the cheaper half to parse.
+  payloadsOnly: true,
   async apply(client, events) {
     const folded = await foldBatch(client, events, null);
     await folded!.write(client);
