@@ -1,6 +1,26 @@
 import type pg from 'pg';
-import type { CatchUpOptions, CatchUpResult, CatchUpSession } from './projection-catch-up.js';
-import type { AnyEvents, AsyncProjection, FoldedBatch } from './types.js';
+import type { AnyEvents, AsyncProjection, FoldedBatch, StoredEvent } from './types.js';
+
+export interface CatchUpOptions {
+  batchSize?: number;
+  /** Asked after each applied batch: true stops the catch-up there (a reader's time budget). */
+  stop?: () => boolean;
+}
+
+export interface CatchUpResult {
+  applied: number;
+  /** The projection reached the head of the log (a batch came back empty). */
+  caughtUp: boolean;
+}
+
+/** What both catch-up loops share: the two connections, the read-ahead and the checkpoint's read. */
+export interface CatchUpSession {
+  pool: pg.Pool;
+  writer: pg.PoolClient;
+  /** Starts reading the batch after `after` on the reader connection (awaited by the loop, or settled before the reader goes back). */
+  readAfter(after: number): Promise<StoredEvent[]>;
+  checkpoint(): Promise<number>;
+}
 
 /** A batch handed to the writer connection: its transaction, running while the next batch is folded. */
 interface InFlight {

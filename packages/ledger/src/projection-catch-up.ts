@@ -1,29 +1,10 @@
 import type pg from 'pg';
-import { foldedCatchUp } from './projection-catch-up-folded.js';
+import { foldedCatchUp, type CatchUpOptions, type CatchUpResult, type CatchUpSession } from './projection-catch-up-folded.js';
 import { readSafe } from './read.js';
 import type { Upcasters } from './rows.js';
 import type { AnyEvents, AsyncProjection, StoredEvent } from './types.js';
 
-export interface CatchUpOptions {
-  batchSize?: number;
-  /** Asked after each applied batch: true stops the catch-up there (a reader's time budget). */
-  stop?: () => boolean;
-}
-
-export interface CatchUpResult {
-  applied: number;
-  /** The projection reached the head of the log (a batch came back empty). */
-  caughtUp: boolean;
-}
-
-/** What both catch-up loops share: the two connections, the read-ahead and the checkpoint's read. */
-export interface CatchUpSession {
-  pool: pg.Pool;
-  writer: pg.PoolClient;
-  /** Starts reading the batch after `after` on the reader connection (awaited by the caller, or settled by `settle`). */
-  readAfter(after: number): Promise<StoredEvent[]>;
-  checkpoint(): Promise<number>;
-}
+export type { CatchUpOptions, CatchUpResult };
 
 /**
  * Applies batches after the projection's checkpoint until the log's head (or `stop`), reading each next batch on

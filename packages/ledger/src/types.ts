@@ -224,7 +224,8 @@ export interface Ledger {
   runProjection(p: AsyncProjection<AnyEvents>, opts?: { batchSize?: number }): Promise<number>;
   /**
    * Applies batches until the log's head or until `stop` answers true, reading the next batch while the current one
-   * is written (two connections); each batch is its own transaction, exactly as `runProjection`'s.
+   * is written (two connections), and for a projection with a `fold`, folding it then too (its reads borrow a third
+   * from the pool); each batch is its own transaction, exactly as `runProjection`'s.
    */
   catchUpProjection(p: AsyncProjection<AnyEvents>, opts?: { batchSize?: number; stop?: () => boolean }): Promise<{ applied: number; caughtUp: boolean }>;
   /** Resets the projection and replays it from position 0; returns how many events it applied. */
