@@ -2,17 +2,19 @@ import type { EventMetadata, StoredEvent, Upcaster } from './types.js';
 
 /**
  * The columns every event query selects, in the shape `toStoredEvent` reads. `recorded_at` comes as epoch
- * milliseconds (a float8, exact: the column keeps milliseconds): the same instant node-pg's text parse of the
- * timestamp gives, without its regular expression, which was a tenth of a projection catch-up's read in the process.
+ * milliseconds: the same instant node-pg's text parse of the timestamp gives, without its regular expression (a
+ * tenth of a projection catch-up's read in the process). In float8 throughout, rounded: the column keeps whole
+ * milliseconds, which the float8 seconds × 1000 miss by far less than half of one; `extract`'s numeric would be
+ * exact too but costs PostgreSQL twice the timestamp's text output, the float8 a little less than it.
  */
 export const EVENT_COLUMNS = `position::text as position, stream_id, stream_version, tenant_id, type, schema_version, data,
-  metadata, floor(extract(epoch from recorded_at) * 1000)::float8 as recorded_ms, transaction_id::text as transaction_id`;
+  metadata, round(date_part('epoch', recorded_at) * 1000) as recorded_ms, transaction_id::text as transaction_id`;
 
 /**
  * What a projection that reads only payloads selects (`AsyncProjection.payloadsOnly`): half the columns, and the
  * half node-pg spends most on per row (strings and the metadata's JSON).
  */
-export const PAYLOAD_COLUMNS = `position::text as position, type, schema_version, data, floor(extract(epoch from recorded_at) * 1000)::float8 as recorded_ms`;
+export const PAYLOAD_COLUMNS = `position::text as position, type, schema_version, data, round(date_part('epoch', recorded_at) * 1000) as recorded_ms`;
 
 /** The fields a payload-only read leaves out, as the events it hands over carry them. */
 const NO_METADATA: EventMetadata = Object.freeze({}) as EventMetadata;
