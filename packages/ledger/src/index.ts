@@ -10,6 +10,7 @@ export type {
   AppendOptions,
   AppendResult,
   AsyncProjection,
+  FoldedBatch,
   ChainHead,
   EventMap,
   EventMetadata,

@@ -17,7 +17,7 @@ export async function runProjectionBatch(pool: pg.Pool, upcasters: Upcasters, p:
     await client.query('begin');
     const { rows } = await client.query<{ position: string }>('select position::text as position from projection_checkpoints where name = $1', [p.name]);
     const from = Number(rows[0]?.position ?? 0);
-    const batch = await readBatch(client, upcasters, from, p.handles, batchSize);
+    const batch = await readBatch(client, upcasters, from, p, batchSize);
     const last = batch[batch.length - 1];
     if (!last) {
       await client.query('rollback');
@@ -62,7 +62,7 @@ export async function rebuildProjection(pool: pg.Pool, upcasters: Upcasters, p: 
     let applied = 0;
     let after = 0;
     for (;;) {
-      const batch = await readBatch(client, upcasters, after, p.handles, batchSize);
+      const batch = await readBatch(client, upcasters, after, p, batchSize);
       const last = batch[batch.length - 1];
       if (!last) break;
       await p.apply(client, batch);
@@ -80,7 +80,7 @@ export async function rebuildProjection(pool: pg.Pool, upcasters: Upcasters, p: 
   }
 }
 
-async function readBatch(client: pg.PoolClient, upcasters: Upcasters, after: number, handles: string[] | undefined, limit: number): Promise<StoredEvent[]> {
-  const events = await readSafe(client, { after, limit, ...(handles ? { types: handles } : {}) });
+async function readBatch(client: pg.PoolClient, upcasters: Upcasters, after: number, p: { handles?: string[]; payloadsOnly?: boolean }, limit: number): Promise<StoredEvent[]> {
+  const events = await readSafe(client, { after, limit, ...(p.handles ? { types: p.handles } : {}), payloadsOnly: p.payloadsOnly === true });
   return events.map((e) => upcasters.apply(e));
 }

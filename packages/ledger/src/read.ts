@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import { EVENT_COLUMNS, toStoredEvent, type EventRow } from './rows.js';
+import { EVENT_COLUMNS, PAYLOAD_COLUMNS, toPayloadEvent, toStoredEvent, type EventRow } from './rows.js';
 import type { StoredEvent } from './types.js';
 
 type Db = pg.Pool | pg.PoolClient;
@@ -15,9 +15,9 @@ type Db = pg.Pool | pg.PoolClient;
  * Cost: a transaction held open anywhere on the server (any database: xids are cluster wide) holds readers
  * back until it ends. That is delay, never loss.
  */
-function safeReadSql(withCursor: boolean): string {
+function safeReadSql(withCursor: boolean, columns = EVENT_COLUMNS): string {
   return `
-select ${EVENT_COLUMNS}
+select ${columns}
 from events e
 where e.transaction_id < pg_snapshot_xmin(pg_current_snapshot())
   ${withCursor ? 'and (e.transaction_id, e.position) > (select c.transaction_id, c.position from events c where c.position = $4::bigint)' : ''}
@@ -31,17 +31,29 @@ limit $3`;
 // Two statements rather than one with "$after = 0 or …", so each keeps a plan that range-scans the index.
 const SAFE_READ_FROM_START = safeReadSql(false);
 const SAFE_READ_AFTER = safeReadSql(true);
+const PAYLOADS_FROM_START = safeReadSql(false, PAYLOAD_COLUMNS);
+const PAYLOADS_AFTER = safeReadSql(true, PAYLOAD_COLUMNS);
 
 export interface SafeReadOptions {
   after?: number;
   limit?: number;
   tenantId?: string;
   types?: string[];
+  /** Only position, type, schema version, data and recorded time (the rest empty): a payload-only projection's read. */
+  payloadsOnly?: boolean;
 }
 
 export async function readSafe(db: Db, opts: SafeReadOptions = {}): Promise<StoredEvent[]> {
   const after = opts.after ?? 0;
   const values: unknown[] = [opts.tenantId ?? null, opts.types ?? null, opts.limit ?? 1000];
+  if (opts.payloadsOnly) {
+    const { rows } = await db.query<EventRow>(
+      after > 0
+        ? { name: 'ito_ledger_read_payloads_after', text: PAYLOADS_AFTER, values: [...values, after] }
+        : { name: 'ito_ledger_read_payloads_start', text: PAYLOADS_FROM_START, values },
+    );
+    return rows.map(toPayloadEvent);
+  }
   const { rows } = await db.query<EventRow>(
     after > 0
       ? { name: 'ito_ledger_read_safe_after', text: SAFE_READ_AFTER, values: [...values, after] }

@@ -1,8 +1,27 @@
 import type { EventMetadata, StoredEvent, Upcaster } from './types.js';
 
-/** The columns every event query selects, in the shape `toStoredEvent` reads. */
+/**
+ * The columns every event query selects, in the shape `toStoredEvent` reads. `recorded_at` comes as epoch
+ * milliseconds: the same instant node-pg's text parse of the timestamp gives, without its regular expression (a
+ * tenth of a projection catch-up's read in the process). In float8 throughout, rounded: the column keeps whole
+ * milliseconds, which the float8 seconds × 1000 miss by far less than half of one; `extract`'s numeric would be
+ * exact too but costs PostgreSQL twice the timestamp's text output, the float8 a little less than it.
+ */
 export const EVENT_COLUMNS = `position::text as position, stream_id, stream_version, tenant_id, type, schema_version, data,
-  metadata, recorded_at, transaction_id::text as transaction_id`;
+  metadata, round(date_part('epoch', recorded_at) * 1000) as recorded_ms, transaction_id::text as transaction_id`;
+
+/**
+ * What a projection that reads only payloads selects (`AsyncProjection.payloadsOnly`): half the columns, and the
+ * half node-pg spends most on per row (strings and the metadata's JSON).
+ */
+export const PAYLOAD_COLUMNS = `position::text as position, type, schema_version, data, round(date_part('epoch', recorded_at) * 1000) as recorded_ms`;
+
+/** The fields a payload-only read leaves out, as the events it hands over carry them. */
+const NO_METADATA: EventMetadata = Object.freeze({}) as EventMetadata;
+
+export function toPayloadEvent(row: Pick<EventRow, 'position' | 'type' | 'schema_version' | 'data' | 'recorded_ms'>): StoredEvent {
+  return { position: Number(row.position), streamId: '', streamVersion: 0, tenantId: '', type: row.type, schemaVersion: row.schema_version, data: row.data, metadata: NO_METADATA, recordedAt: new Date(row.recorded_ms), transactionId: '' };
+}
 
 export interface EventRow {
   position: string;
@@ -13,7 +32,7 @@ export interface EventRow {
   schema_version: number;
   data: Record<string, unknown>;
   metadata: EventMetadata;
-  recorded_at: Date;
+  recorded_ms: number;
   transaction_id: string;
 }
 
@@ -27,7 +46,7 @@ export function toStoredEvent(row: EventRow): StoredEvent {
     schemaVersion: row.schema_version,
     data: row.data,
     metadata: row.metadata,
-    recordedAt: row.recorded_at,
+    recordedAt: new Date(row.recorded_ms),
     transactionId: row.transaction_id,
   };
 }

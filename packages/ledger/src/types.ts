@@ -103,11 +103,33 @@ export interface InlineProjection<M extends EventMap = UntypedEvents> {
   apply(client: pg.PoolClient, events: StoredEventOf<M>[]): Promise<void>;
 }
 
+/** What an async projection's `fold` made of a batch: its writes, and what the next batch's fold starts from. */
+export interface FoldedBatch {
+  /** Runs in the batch's transaction, after its checkpoint's compare-and-set. */
+  write(client: pg.PoolClient): Promise<void>;
+  /** Handed to the next batch's fold in the same catch-up (opaque to the ledger). */
+  carry: unknown;
+}
+
 /** Runs behind the log in its own transactions, from a checkpoint. */
 export interface AsyncProjection<M extends EventMap = UntypedEvents> {
   name: string;
   handles?: TypeOf<M>[];
+  /**
+   * Set when the projection reads only its events' position, type, schema version, data and recorded time: its
+   * runners then read only those columns, and hand over events whose stream, version, tenant, metadata and
+   * transaction id are empty ('', 0, {}). Each runner (batch, rebuild, catch-up) reads it the same way.
+   */
+  payloadsOnly?: boolean;
   apply(client: pg.PoolClient, events: StoredEventOf<M>[]): Promise<void>;
+  /**
+   * Optional: `apply` cut in two, so a catch-up folds batch N+1 in the process while batch N is written in the
+   * database. It runs outside the batch's transaction and reads through `db` (committed rows only). When it runs,
+   * every batch before the previous one is committed; the previous one may still be in flight, and its effects
+   * are what its fold returned as `carry` (`carried`; null when every batch before is committed). It returns null
+   * when it cannot fold without the previous batch committed: it is called again once it is, with null.
+   */
+  fold?(db: pg.Pool, events: StoredEventOf<M>[], carried: unknown): Promise<FoldedBatch | null>;
   /** Empties the projection's tables so it can be rebuilt from position 0. */
   reset(client: pg.PoolClient): Promise<void>;
 }
@@ -202,7 +224,8 @@ export interface Ledger {
   runProjection(p: AsyncProjection<AnyEvents>, opts?: { batchSize?: number }): Promise<number>;
   /**
    * Applies batches until the log's head or until `stop` answers true, reading the next batch while the current one
-   * is written (two connections); each batch is its own transaction, exactly as `runProjection`'s.
+   * is written (two connections), and for a projection with a `fold`, folding it then too (its reads borrow a third
+   * from the pool); each batch is its own transaction, exactly as `runProjection`'s.
    */
   catchUpProjection(p: AsyncProjection<AnyEvents>, opts?: { batchSize?: number; stop?: () => boolean }): Promise<{ applied: number; caughtUp: boolean }>;
   /** Resets the projection and replays it from position 0; returns how many events it applied. */

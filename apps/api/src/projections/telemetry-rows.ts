@@ -165,7 +165,7 @@ export interface RunRows {
  * A run's stored rows, for the rare batch its kept state cannot fold alone (an overlay reaching behind the kept
  * segments, or the run found to be time-scaled). Bytes are stored rounded, as they always were.
  */
-export async function loadRunRows(client: pg.PoolClient, runId: string): Promise<RunRows> {
+export async function loadRunRows(client: pg.Pool | pg.PoolClient, runId: string): Promise<RunRows> {
   const [segments, interruptions, checkpoints] = [
     await client.query('select start_ms::float8 as s, end_ms::float8 as e, label from telemetry_segments where run_id = $1 order by start_ms', [runId]),
     await client.query('select cause, at_ms::float8 as at, detection_ms::float8 as d, resume_ms::float8 as r from telemetry_interruptions where run_id = $1 order by at_ms', [runId]),
