@@ -95,9 +95,9 @@ describe.skipIf(!redis.url)(`a work-conserving fair share on Redis${redis.url ? 
   it('a tenant alone uses idle slots beyond its share at once: with no slots kept free, every slot', async () => {
     const suffix = randomBytes(4).toString('hex');
     const kit = createQueueKit(cfg, { prefix: `wa${suffix}` });
+    // A deferral would show as a 2 s gap: every start must come well before one.
+    const w = heldWorker(kit, suffix, 8, { maxActivePerKey: 2, keepFree: 0, deferMs: 2_000 });
     try {
-      // A deferral would show as a 2 s gap: every start must come well before one.
-      const w = heldWorker(kit, suffix, 8, { maxActivePerKey: 2, keepFree: 0, deferMs: 2_000 });
       const t0 = Date.now();
       for (let n = 0; n < 10; n++) await w.jobs.enqueue('work', { tenant: 'A', n });
       await until(() => w.active('A') === 8, 'all 8 slots busy with A`s jobs', 1_500);
@@ -110,6 +110,7 @@ describe.skipIf(!redis.url)(`a work-conserving fair share on Redis${redis.url ? 
         Array.from({ length: 10 }, (_, n) => ['A', n] as [string, number]),
       );
     } finally {
+      w.releaseAll();
       await kit.close();
     }
   }, 60_000);
@@ -117,8 +118,8 @@ describe.skipIf(!redis.url)(`a work-conserving fair share on Redis${redis.url ? 
   it('a tenant alone leaves the kept slots idle (by default its share) and takes the rest without a deferral', async () => {
     const suffix = randomBytes(4).toString('hex');
     const kit = createQueueKit(cfg, { prefix: `wk${suffix}` });
+    const w = heldWorker(kit, suffix, 8, { maxActivePerKey: 2, deferMs: 2_000 });
     try {
-      const w = heldWorker(kit, suffix, 8, { maxActivePerKey: 2, deferMs: 2_000 });
       const t0 = Date.now();
       for (let n = 0; n < 10; n++) await w.jobs.enqueue('work', { tenant: 'A', n });
       await until(() => w.active('A') === 6, '6 of A`s jobs running', 1_500);
@@ -131,6 +132,7 @@ describe.skipIf(!redis.url)(`a work-conserving fair share on Redis${redis.url ? 
         Array.from({ length: 10 }, (_, n) => ['A', n] as [string, number]),
       );
     } finally {
+      w.releaseAll();
       await kit.close();
     }
   }, 60_000);
@@ -138,8 +140,8 @@ describe.skipIf(!redis.url)(`a work-conserving fair share on Redis${redis.url ? 
   it('while one tenant floods, another gets its share at once, and slots the first gives back go to the one behind', async () => {
     const suffix = randomBytes(4).toString('hex');
     const kit = createQueueKit(cfg, { prefix: `wb${suffix}` });
+    const w = heldWorker(kit, suffix, 8, { maxActivePerKey: 2, deferMs: 100 });
     try {
-      const w = heldWorker(kit, suffix, 8, { maxActivePerKey: 2, deferMs: 100 });
       for (let n = 0; n < 20; n++) await w.jobs.enqueue('work', { tenant: 'A', n });
       await until(() => w.active('A') === 6, 'A to borrow the idle slots');
 
@@ -161,6 +163,7 @@ describe.skipIf(!redis.url)(`a work-conserving fair share on Redis${redis.url ? 
       w.releaseAll();
       await expectAllCompletedOnce(w, [...Array.from({ length: 20 }, (_, n) => ['A', n] as [string, number]), ...Array.from({ length: 6 }, (_, n) => ['B', n] as [string, number])]);
     } finally {
+      w.releaseAll();
       await kit.close();
     }
   }, 90_000);
