@@ -14,6 +14,11 @@ export interface FairShare {
   deferMs?: number;
 }
 
+/** A job held back by the kept slots returns after at most this many `deferMs`. */
+const KEPT_FREE_MAX_DEFERS = 4;
+/** How long this worker remembers a job it sent back, to double its wait: past any slow return of a loaded queue. */
+const REMEMBER_MS = 30_000;
+
 /**
  * One worker's count of running jobs by fair-share key, and the decision whether the job just picked may start.
  * Work-conserving: a key under its share always starts; a key at or over it borrows an idle slot when that
@@ -27,7 +32,7 @@ export interface FairShare {
  */
 export class FairShareSlots {
   private readonly active = new Map<string, number>();
-  /** Keys this worker sent back, until when they count as waiting: one deferral and its retry, with room. */
+  /** Keys this worker sent back, until when they count as waiting: the job's return and one more deferral. */
   private readonly waitingUntil = new Map<string, number>();
   /** Jobs this worker sent back for the free slots kept, with that delay and when (to double it next time). */
   private readonly lastDeferral = new Map<string, { ms: number; at: number }>();
@@ -67,7 +72,9 @@ export class FairShareSlots {
    * Takes a slot of `key` for job `jobId` and returns null, or says how long to send the job back for. Behind a
    * key that runs fewer jobs, the full `deferMs`: that key's jobs are to take the slots. Held back only by the
    * free slots kept, a slot may free any moment: a short wait, doubled each time the same job comes back to this
-   * worker, up to `deferMs`, so a backlog does not cycle through the queue faster than with `deferMs` alone.
+   * worker, up to 4 × `deferMs`. The kept slots are what picks and sends back a large backlog (a tenant's long
+   * jobs filling the rest): the longer wait keeps it from cycling through them faster than they pick, which
+   * would put every other tenant's job behind the whole backlog at each turn.
    */
   tryTake(key: string, jobId: string): number | null {
     const mine = this.active.get(key) ?? 0;
@@ -82,7 +89,7 @@ export class FairShareSlots {
     // `inFlight` counts the job being decided: what stays free if it starts.
     if (this.concurrency - this.inFlight >= this.keepFree) return take();
     const last = this.lastDeferral.get(jobId);
-    const ms = last && t - last.at < last.ms + this.stale() ? Math.min(this.deferMs, last.ms * 2) : Math.max(1, Math.round(this.deferMs / 8));
+    const ms = last && t - last.at < last.ms + REMEMBER_MS ? Math.min(KEPT_FREE_MAX_DEFERS * this.deferMs, last.ms * 2) : Math.max(1, Math.round(this.deferMs / 8));
     this.lastDeferral.set(jobId, { ms, at: t });
     return this.deferred(key, t, ms);
   }
@@ -93,17 +100,12 @@ export class FairShareSlots {
     else this.active.delete(key);
   }
 
-  /** How long past its return a deferral is still remembered: one more deferral, with room for a slow queue. */
-  private stale(): number {
-    return 2 * this.deferMs + 500;
-  }
-
   private deferred(key: string, t: number, ms: number): number {
-    this.waitingUntil.set(key, t + this.stale());
+    this.waitingUntil.set(key, t + ms + this.deferMs + 500);
     // Jobs that went to another worker or were removed leave their entry: dropped once stale, at most once a second.
     if (t - this.lastSweep > 1_000) {
       this.lastSweep = t;
-      for (const [id, d] of this.lastDeferral) if (t - d.at >= d.ms + this.stale()) this.lastDeferral.delete(id);
+      for (const [id, d] of this.lastDeferral) if (t - d.at >= d.ms + REMEMBER_MS) this.lastDeferral.delete(id);
     }
     return ms;
   }
