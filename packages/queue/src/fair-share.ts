@@ -16,6 +16,11 @@ export interface FairShare {
 
 /** A job held back by the kept slots returns after at most this many `deferMs`. */
 const KEPT_FREE_MAX_DEFERS = 4;
+/**
+ * How long past its job's return a key sent back still counts as waiting: its next deferral renews it, so this
+ * only has to outlast a slow return (BullMQ's PostgreSQL backend moves due delayed jobs back on its next poll).
+ */
+const WAITING_GRACE_MS = 3_000;
 /** How long this worker remembers a job it sent back, to double its wait: past any slow return of a loaded queue. */
 const REMEMBER_MS = 30_000;
 
@@ -27,12 +32,14 @@ const REMEMBER_MS = 30_000;
  *
  * The decision is made when BullMQ hands the job to the processor, from this process's counts only: no shared
  * state a dead worker could leave held, nothing that acts on a job BullMQ still tracks (a job sent back is
- * moved by the processor that holds its lock, as before). What another process deferred is not seen here; each
- * process keeps its own `keepFree` slots for keys it has not met.
+ * moved by the processor that holds its lock, as before). A worker learns that a key waits only by picking one
+ * of its jobs and sending it back; until then the other key may borrow, and the kept slots are what lets the
+ * waiting key's jobs be picked. What another process deferred is not seen here; each process keeps its own
+ * `keepFree` slots for keys it has not met.
  */
 export class FairShareSlots {
   private readonly active = new Map<string, number>();
-  /** Keys this worker sent back, until when they count as waiting: the job's return and one more deferral. */
+  /** Keys this worker sent back, until when they count as waiting (`WAITING_GRACE_MS` past the job's return). */
   private readonly waitingUntil = new Map<string, number>();
   /** Jobs this worker sent back for the free slots kept, with that delay and when (to double it next time). */
   private readonly lastDeferral = new Map<string, { ms: number; at: number }>();
@@ -101,7 +108,7 @@ export class FairShareSlots {
   }
 
   private deferred(key: string, t: number, ms: number): number {
-    this.waitingUntil.set(key, t + ms + this.deferMs + 500);
+    this.waitingUntil.set(key, t + ms + WAITING_GRACE_MS);
     // Jobs that went to another worker or were removed leave their entry: dropped once stale, at most once a second.
     if (t - this.lastSweep > 1_000) {
       this.lastSweep = t;

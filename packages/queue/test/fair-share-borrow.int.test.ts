@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { redisForTests } from '../../../test/support/db.js';
-import { createJobClient, createQueueKit, defineJob, defineJobs, startJobWorkers, type FairShare, type QueueKit } from '../src/index.js';
+import { freshDatabase, redisForTests } from '../../../test/support/db.js';
+import { createJobClient, createQueueKit, defineJob, defineJobs, startJobWorkers, type FairShare, type QueueBackendConfig, type QueueKit } from '../src/index.js';
 
 const redis = redisForTests();
 
@@ -89,10 +89,10 @@ async function expectAllCompletedOnce(w: ReturnType<typeof heldWorker>, ids: Arr
   expect(ids2).toHaveLength(ids.length);
 }
 
-describe.skipIf(!redis.url)(`a work-conserving fair share on Redis${redis.url ? '' : ` (skipped: ${redis.skipReason})`}`, () => {
-  const cfg = { kind: 'redis' as const, redisUrl: redis.url ?? '' };
+function workConserving(backend: () => Promise<{ cfg: QueueBackendConfig; cleanup: () => Promise<void> }>) {
 
   it('a tenant alone uses idle slots beyond its share at once: with no slots kept free, every slot', async () => {
+    const { cfg, cleanup } = await backend();
     const suffix = randomBytes(4).toString('hex');
     const kit = createQueueKit(cfg, { prefix: `wa${suffix}` });
     // A deferral would show as a 2 s gap: every start must come well before one.
@@ -112,10 +112,12 @@ describe.skipIf(!redis.url)(`a work-conserving fair share on Redis${redis.url ? 
     } finally {
       w.releaseAll();
       await kit.close();
+      await cleanup();
     }
   }, 60_000);
 
   it('a tenant alone leaves the kept slots idle (by default its share) and takes the rest without a deferral', async () => {
+    const { cfg, cleanup } = await backend();
     const suffix = randomBytes(4).toString('hex');
     const kit = createQueueKit(cfg, { prefix: `wk${suffix}` });
     const w = heldWorker(kit, suffix, 8, { maxActivePerKey: 2, deferMs: 2_000 });
@@ -134,10 +136,12 @@ describe.skipIf(!redis.url)(`a work-conserving fair share on Redis${redis.url ? 
     } finally {
       w.releaseAll();
       await kit.close();
+      await cleanup();
     }
   }, 60_000);
 
   it('while one tenant floods, another gets its share at once, and slots the first gives back go to the one behind', async () => {
+    const { cfg, cleanup } = await backend();
     const suffix = randomBytes(4).toString('hex');
     const kit = createQueueKit(cfg, { prefix: `wb${suffix}` });
     const w = heldWorker(kit, suffix, 8, { maxActivePerKey: 2, deferMs: 100 });
@@ -152,9 +156,14 @@ describe.skipIf(!redis.url)(`a work-conserving fair share on Redis${redis.url ? 
       expect(w.active('A')).toBe(6);
       expect(w.active('B')).toBe(2);
 
-      // A gives back 4 slots: both wait, so they share alike (3 each, 2 kept free), B is not left at its share.
+      // One of A's ends: its slot is one of the 2 kept free, so the jobs of both picked into it are sent back,
+      // and this worker now knows B waits (it learns of a waiting key only by picking one of its jobs).
+      w.release('A', 1);
+      await sleep(600);
+      expect(w.active('A')).toBe(5);
+      // A gives back 3 more: both wait, so they share alike (3 each, 2 kept free), B is not left at its share.
       w.resetMost();
-      w.release('A', 4);
+      w.release('A', 3);
       await until(() => w.active('B') === 3, 'B to take a slot A gave back', 5_000);
       await sleep(500);
       expect(w.active('B')).toBe(3);
@@ -165,10 +174,12 @@ describe.skipIf(!redis.url)(`a work-conserving fair share on Redis${redis.url ? 
     } finally {
       w.releaseAll();
       await kit.close();
+      await cleanup();
     }
   }, 90_000);
 
   it('jobs longer than the lock run once each and none is lost, with jobs sent back and borrowed slots around them', async () => {
+    const { cfg, cleanup } = await backend();
     const suffix = randomBytes(4).toString('hex');
     // A 1 s lock, renewed every half second by the worker: each job below outlives it twice over.
     const kit = createQueueKit(cfg, { prefix: `wl${suffix}`, jobLockMs: 1_000 });
@@ -203,6 +214,18 @@ describe.skipIf(!redis.url)(`a work-conserving fair share on Redis${redis.url ? 
       expect([...starts].sort()).toEqual(Array.from({ length: 8 }, (_, n) => `A${n}`).sort());
     } finally {
       await kit.close();
+      await cleanup();
     }
   }, 90_000);
+}
+
+describe.skipIf(!redis.url)(`a work-conserving fair share on Redis${redis.url ? '' : ` (skipped: ${redis.skipReason})`}`, () => {
+  workConserving(async () => ({ cfg: { kind: 'redis', redisUrl: redis.url! }, cleanup: async () => undefined }));
+});
+
+describe('a work-conserving fair share on the PostgreSQL backend', () => {
+  workConserving(async () => {
+    const db = await freshDatabase();
+    return { cfg: { kind: 'postgres', databaseUrl: db.url }, cleanup: db.drop };
+  });
 });

@@ -74,7 +74,7 @@ describe('a worker`s fair share decides each picked job from its own counts', ()
     // longer counts as waiting and A borrows the slot.
     s.finish('B');
     expect(s.pick('A', 'a7')).toBe(100);
-    s.advance(1_000);
+    s.advance(5_000);
     expect(s.pick('A', 'a7')).toBeNull();
   });
 
