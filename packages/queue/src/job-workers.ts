@@ -4,13 +4,9 @@ import type { JobCatalog, JobContext, JobHandlers, JobName } from './catalog.js'
 import { queueNameOf } from './catalog.js';
 import type { AnyWorker, KitWorkerOptions, QueueKit } from './kit.js';
 import { parseJobData } from './validate.js';
+import { FairShareSlots, type FairShare } from './fair-share.js';
 
-export interface FairShare {
-  /** Jobs of one fair-share key (a tenant) a worker runs at once; it must be below the worker's concurrency. */
-  maxActivePerKey: number;
-  /** How long a job over its key's share waits before it is looked at again. @defaultValue 250 */
-  deferMs?: number;
-}
+export type { FairShare } from './fair-share.js';
 
 export interface JobWorkerEvents {
   /** A job finished successfully. */
@@ -32,11 +28,12 @@ export class PermanentJobError extends Error {
  * receipt too: a job that does not match its schema (a producer on an older version, a hand-made job) fails
  * for good without retries. Each attempt is bounded by the job's timeout.
  *
- * With `fairShare`, a job whose catalog entry names a `fairShareKey` starts only while fewer than
- * `maxActivePerKey` jobs of that key run in this worker; otherwise it goes back to the queue (delayed, behind
- * what is waiting, its attempt not spent), so jobs of other keys queued behind one key's backlog take the free
- * slots. The count is this process's own: it needs no shared state that a dead worker could leave held, and
- * every worker process keeps its own slots free for other keys. It holds on both backends alike.
+ * With `fairShare`, a job whose catalog entry names a `fairShareKey` starts while fewer than `maxActivePerKey`
+ * jobs of that key run in this worker, or beyond that in idle slots while no other key waits and `keepFree`
+ * slots stay free (`FairShareSlots`); otherwise it goes back to the queue (delayed, behind what is waiting, its
+ * attempt not spent), so jobs of other keys queued behind one key's backlog take the free slots. The count is
+ * this process's own: it needs no shared state that a dead worker could leave held, and every worker process
+ * keeps its own slots free for other keys. It holds on both backends alike.
  */
 export function startJobWorkers<C extends JobCatalog>(
   kit: QueueKit,
@@ -45,7 +42,8 @@ export function startJobWorkers<C extends JobCatalog>(
   opts: KitWorkerOptions & JobWorkerEvents & { fairShare?: FairShare } = {},
 ): AnyWorker[] {
   const fair = opts.fairShare;
-  if (fair && (!Number.isInteger(fair.maxActivePerKey) || fair.maxActivePerKey < 1)) throw new Error('fairShare.maxActivePerKey must be a positive integer');
+  const concurrency = opts.concurrency ?? 1;
+  if (fair) FairShareSlots.check(fair); // a bad share is refused before any worker starts
   const byQueue = new Map<string, string[]>();
   for (const name of Object.keys(catalog)) {
     const queue = queueNameOf(name, catalog[name]!);
@@ -53,43 +51,45 @@ export function startJobWorkers<C extends JobCatalog>(
   }
   const workers: AnyWorker[] = [];
   for (const queue of byQueue.keys()) {
-    const activeByKey = new Map<string, number>();
+    const slots = fair ? new FairShareSlots(fair, concurrency) : null;
+    const runJob = async (job: Job, token?: string, signal?: AbortSignal): Promise<unknown> => {
+      const name = job.name;
+      const def = catalog[name];
+      const handler = (handlers as Record<string, JobHandlers<C>[JobName<C>]>)[name];
+      if (!def || !handler) throw new UnrecoverableError(`no handler for job ${name} on queue ${queue}`);
+      let data: unknown;
+      try {
+        data = parseJobData(name, def, job.data);
+      } catch (err) {
+        throw new UnrecoverableError(err instanceof ItoError ? err.message : String(err));
+      }
+      const key = slots && def.fairShareKey ? def.fairShareKey(data as never) : null;
+      const deferMs = key !== null ? slots!.tryTake(key, job.id ?? '') : null;
+      if (deferMs !== null) {
+        // Over its share: back behind the queue, not failed, so the slot goes to whatever waits next.
+        await job.moveToDelayed(Date.now() + deferMs, token);
+        throw new DelayedError();
+      }
+      try {
+        return await runBounded(def.timeoutMs, signal, (ctx) => handler(data as never, ctx), job.id ?? '', job.attemptsMade + 1, name);
+      } catch (err) {
+        throw err instanceof PermanentJobError ? new UnrecoverableError(err.message) : err;
+      } finally {
+        if (key !== null) slots!.release(key);
+      }
+    };
     const worker = kit.worker(
       queue,
       async (job: Job, token?: string, signal?: AbortSignal) => {
-        const name = job.name;
-        const def = catalog[name];
-        const handler = (handlers as Record<string, JobHandlers<C>[JobName<C>]>)[name];
-        if (!def || !handler) throw new UnrecoverableError(`no handler for job ${name} on queue ${queue}`);
-        let data: unknown;
+        // Every job holds one of the worker's slots while it is here, keyed or not: what the share counts free.
+        slots?.enter();
         try {
-          data = parseJobData(name, def, job.data);
-        } catch (err) {
-          throw new UnrecoverableError(err instanceof ItoError ? err.message : String(err));
-        }
-        const key = fair && def.fairShareKey ? def.fairShareKey(data as never) : null;
-        if (key !== null) {
-          const active = activeByKey.get(key) ?? 0;
-          if (active >= fair!.maxActivePerKey) {
-            // Over its share: back behind the queue, not failed, so the slot goes to whatever waits next.
-            await job.moveToDelayed(Date.now() + (fair!.deferMs ?? 250), token);
-            throw new DelayedError();
-          }
-          activeByKey.set(key, active + 1);
-        }
-        try {
-          return await runBounded(def.timeoutMs, signal, (ctx) => handler(data as never, ctx), job.id ?? '', job.attemptsMade + 1, name);
-        } catch (err) {
-          throw err instanceof PermanentJobError ? new UnrecoverableError(err.message) : err;
+          return await runJob(job, token, signal);
         } finally {
-          if (key !== null) {
-            const left = (activeByKey.get(key) ?? 1) - 1;
-            if (left > 0) activeByKey.set(key, left);
-            else activeByKey.delete(key);
-          }
+          slots?.leave();
         }
       },
-      { concurrency: opts.concurrency ?? 1 },
+      { concurrency },
     );
     worker.on('completed', (job: Job) => opts.onCompleted?.({ name: job.name, jobId: job.id ?? '' }));
     worker.on('failed', (job: Job | undefined, err: Error) => {

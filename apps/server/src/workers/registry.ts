@@ -24,8 +24,10 @@ export interface WorkerRegistration<C extends JobCatalog = JobCatalog> {
 }
 
 /**
- * A tenant's share of a pipeline worker's 16 slots: however many runs one tenant queues (data prep reading large
- * refs), 12 slots of every worker process stay free for the other tenants' stage jobs.
+ * A tenant's share of a pipeline worker's 16 slots while another tenant's job waits. A tenant alone may borrow
+ * idle slots beyond it, up to 12 (4 always kept free, `keepFree`'s default): its ramp of short stage starts is not
+ * held to 4 at a time, yet however many runs it queues (data prep reading large refs), a tenant arriving finds
+ * its own 4 free at once, and as the first tenant's jobs end the slots go to whichever tenant runs fewer.
  */
 export const PIPELINE_SLOTS_PER_TENANT = 4;
 
