@@ -154,4 +154,16 @@ export async function runEvents(api: Api, seed: Seed, runId: string): Promise<Ar
   return (await api.call('GET', `/v1/runs/${runId}/events`, { key: seed.requester })).body.data.events;
 }
 
+/**
+ * A node of `bookingId` registered as its agent would register it (one healthy GPU unless told), with `call` for
+ * the agent routes under its own credential (`call('GET', '/assignments?wait_s=0')`).
+ */
+export async function registeredNode(api: Api, bookingId: string, name: string, gpus: unknown[] = [{ index: 0, healthy: true }]) {
+  const n = await api.admin.registerNode({ bookingId, name });
+  const call = (method: string, path: string, body?: unknown) => api.call(method, `/v1/agent${path}`, { key: n.node_credential, ...(body !== undefined ? { body } : {}) });
+  const reg = await call('POST', '/register', { agent_version: 'test', executor: 'simulated', gpus });
+  if (reg.status !== 200) throw new Error(`node registration refused (${reg.status}): ${JSON.stringify(reg.body)}`);
+  return { ...n, call, credential: n.node_credential };
+}
+
 export { seedTenant };

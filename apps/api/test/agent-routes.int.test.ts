@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { footprint } from '../../../test/support/api.js';
-import { seedTenant, startPipeline, submitRun, type Pipeline } from '../../../test/support/pipeline.js';
+import { registeredNode, seedTenant, startPipeline, submitRun, type Pipeline } from '../../../test/support/pipeline.js';
 
 /** The agent routes through HTTP, with the test playing the agents: node credentials, fencing, sequence numbers. */
 describe('agent routes', () => {
@@ -11,13 +11,7 @@ describe('agent routes', () => {
   afterAll(async () => p?.close());
 
   const gpus = [{ index: 0, healthy: true }];
-  async function node(bookingId: string, name: string) {
-    const n = await p.api.admin.registerNode({ bookingId, name });
-    const call = (method: string, path: string, body?: unknown) => p.api.call(method, `/v1/agent${path}`, { key: n.node_credential, ...(body !== undefined ? { body } : {}) });
-    const reg = await call('POST', '/register', { agent_version: 'test', executor: 'simulated', gpus });
-    expect(reg.status).toBe(200);
-    return { ...n, call, credential: n.node_credential };
-  }
+  const node = (bookingId: string, name: string) => registeredNode(p.api, bookingId, name, gpus);
 
   async function assignmentsOf(n: Awaited<ReturnType<typeof node>>, waitS = 10) {
     return (await n.call('GET', `/assignments?wait_s=${waitS}`)).body.data.assignments as any[];

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { seedTenant, startPipeline, submitRun, type Pipeline } from '../../../test/support/pipeline.js';
+import { registeredNode, seedTenant, startPipeline, submitRun, type Pipeline } from '../../../test/support/pipeline.js';
 
 /**
  * The tasks a batch's beats name are read once for the whole batch, and each is judged for its own beat's node
@@ -14,12 +14,7 @@ describe('batched heartbeats naming tasks', () => {
   afterAll(async () => p?.close());
 
   const gpus = [{ index: 0, healthy: true }];
-  async function node(bookingId: string, name: string) {
-    const n = await p.api.admin.registerNode({ bookingId, name });
-    const reg = await p.api.call('POST', '/v1/agent/register', { key: n.node_credential, body: { agent_version: 'test', executor: 'simulated', gpus } });
-    expect(reg.status).toBe(200);
-    return n;
-  }
+  const node = (bookingId: string, name: string) => registeredNode(p.api, bookingId, name, gpus);
   const assignmentsOf = async (credential: string) => (await p.api.call('GET', '/v1/agent/assignments?wait_s=0', { key: credential })).body.data.assignments as any[];
 
   it("answers each beat for its own node's tasks, and tells a node naming another's task to stop it", async () => {

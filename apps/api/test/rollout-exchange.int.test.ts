@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { footprint } from '../../../test/support/api.js';
 import { postTrainingManifest } from '../../../test/support/manifests.js';
-import { seedTenant, startPipeline, submitRun, type Pipeline } from '../../../test/support/pipeline.js';
+import { registeredNode, seedTenant, startPipeline, submitRun, type Pipeline } from '../../../test/support/pipeline.js';
 
 /** RLVR's trainer ↔ rollout exchange through HTTP, with the test playing both agents. Each run first goes through data prep
  * and planning, which on a loaded machine can take longer than the default test timeout. */
@@ -12,13 +12,7 @@ describe('the rollout exchange', () => {
   });
   afterAll(async () => p?.close());
 
-  const gpus = [{ index: 0, healthy: true }];
-  async function node(bookingId: string, name: string) {
-    const n = await p.api.admin.registerNode({ bookingId, name });
-    const call = (method: string, path: string, body?: unknown) => p.api.call(method, `/v1/agent${path}`, { key: n.node_credential, ...(body !== undefined ? { body } : {}) });
-    await call('POST', '/register', { agent_version: 'test', executor: 'simulated', gpus });
-    return { ...n, call };
-  }
+  const node = (bookingId: string, name: string) => registeredNode(p.api, bookingId, name);
   const assignmentOf = async (n: Awaited<ReturnType<typeof node>>) => ((await n.call('GET', '/assignments?wait_s=20')).body.data.assignments as any[])[0];
   const sample = (group: number, reward: number) => ({ group, prompt: '12+34=', completion: '46', reward, logprob: -1.5, tokens: 2 });
   const batch = (seq: number, policy_version: number, o: Record<string, unknown> = {}) => ({ attempt: 1, seq, policy_version, samples: [sample(0, 1), sample(0, 0)], ...o });
