@@ -3,20 +3,18 @@ import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ASSIGNMENTS_CHANNEL } from '@ito/runs';
 import { createAssignmentNotifier, type AssignmentNotifier } from '../src/agent/assignment-notifier.js';
-import { freshDatabase } from '../../../test/support/db.js';
-import type { ScratchDatabase } from '../../../test/support/scratch-db.js';
+import { usePool } from '../../../test/support/db.js';
 
 // A long poll reads a node's tasks, then waits for a change. A change committed between the read and the wait
 // must still wake it: the poll watches before it reads. With `wait` called after the read, such a change was lost
 // and the poll slept to its deadline (seen as an agent handed its first task at the end of a 20 s wait).
 
-let db: ScratchDatabase;
+const db = usePool(3);
 let pool: pg.Pool;
 let notifier: AssignmentNotifier;
 
 beforeAll(async () => {
-  db = await freshDatabase();
-  pool = new pg.Pool({ connectionString: db.url, max: 3 });
+  pool = db.pool();
   notifier = createAssignmentNotifier(pool, pino({ level: 'silent' }));
   // Listening once a first notification goes through.
   for (;;) {
@@ -27,10 +25,9 @@ beforeAll(async () => {
     if (Date.now() - t0 < 150) break;
   }
 });
+// After hooks run in reverse order of registration: the notifier closes before usePool ends its pool.
 afterAll(async () => {
   await notifier?.close();
-  await pool?.end();
-  await db?.drop();
 });
 
 const notify = (nodeId: string) => pool.query('select pg_notify($1, $2)', [ASSIGNMENTS_CHANNEL, nodeId]);

@@ -1,23 +1,16 @@
 import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { upsertBeats, type Beat } from '../src/agent/liveness-writer.js';
-import { freshDatabase } from '../../../test/support/db.js';
-import type { ScratchDatabase } from '../../../test/support/scratch-db.js';
+import { usePool } from '../../../test/support/db.js';
 
 // How the liveness table stores a beat, which is what PostgreSQL's CPU per beat comes from: the GPU health kept
 // as the JSON text it was sent as (json, checked, not rebuilt as jsonb), and a beat's update staying on its
 // row's page (HOT: no new index entry), which needs free room on the pages (fillfactor).
 
-let db: ScratchDatabase;
+const db = usePool(2);
 let pool: pg.Pool;
-
-beforeAll(async () => {
-  db = await freshDatabase();
-  pool = new pg.Pool({ connectionString: db.url, max: 2 });
-});
-afterAll(async () => {
-  await pool.end();
-  await db.drop();
+beforeAll(() => {
+  pool = db.pool();
 });
 
 const node = (i: number) => `node_${i.toString(16).padStart(32, '0')}`;

@@ -1,19 +1,12 @@
 import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { createLivenessWriter, type Beat } from '../src/agent/liveness-writer.js';
-import { freshDatabase } from '../../../test/support/db.js';
-import type { ScratchDatabase } from '../../../test/support/scratch-db.js';
+import { usePool } from '../../../test/support/db.js';
 
-let db: ScratchDatabase;
+const db = usePool(4);
 let pool: pg.Pool;
-
-beforeAll(async () => {
-  db = await freshDatabase();
-  pool = new pg.Pool({ connectionString: db.url, max: 4 });
-});
-afterAll(async () => {
-  await pool.end();
-  await db.drop();
+beforeAll(() => {
+  pool = db.pool();
 });
 
 const node = (i: number) => `node_${i.toString(16).padStart(32, '0')}`;

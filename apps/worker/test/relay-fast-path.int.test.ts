@@ -1,11 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import { Writable } from 'node:stream';
 import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '@ito/config';
 import { createLedger } from '@ito/ledger';
-import { freshDatabase } from '../../../test/support/db.js';
-import type { ScratchDatabase } from '../../../test/support/scratch-db.js';
+import { usePool } from '../../../test/support/db.js';
 import { orchestratorProjection, startRelay, type RunEvaluator } from '../src/orchestrator/relay.js';
 
 const quiet = createLogger({ level: 'error', destination: new Writable({ write: (_c, _e, cb) => cb() }) });
@@ -20,15 +19,10 @@ async function until(check: () => boolean, what: string, ms = 10_000): Promise<v
 }
 
 describe('orchestrator relay, fast path', () => {
-  let db: ScratchDatabase;
+  const db = usePool(4);
   let pool: pg.Pool;
-  beforeAll(async () => {
-    db = await freshDatabase();
-    pool = new pg.Pool({ connectionString: db.url, max: 4 });
-  });
-  afterAll(async () => {
-    await pool.end();
-    await db.drop();
+  beforeAll(() => {
+    pool = db.pool();
   });
 
   it('a notification is evaluated while an earlier evaluation is still in flight, and stop waits for both', async () => {
