@@ -2,7 +2,7 @@ import { admission, type Admission, type AdmissionLimits } from '../http/admissi
 
 /**
  * How many desk telemetry queries one API process computes at once, and how many may wait for a turn. A query
- * sums every segment of its window and holds up to three pool connections while it does (2–3 s at 10,000 runs,
+ * sums every segment of its window and holds up to four pool connections while it does (2–3 s at 10,000 runs,
  * test/bench/README.md): unbounded, a burst of them takes the pool that heartbeats and agent calls need.
  */
 export type DeskAdmissionLimits = AdmissionLimits;

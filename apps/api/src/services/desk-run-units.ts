@@ -1,13 +1,13 @@
-import type pg from 'pg';
 import type { CoveredLabel, InterruptionCause, TelemetryUnit } from '@ito/telemetry';
 import { emptyUnitOf, n, NOT_SIMULATED, ownedBy } from './desk-sql.js';
+import type { DeskReads } from './desk-snapshot.js';
 
 /**
  * One unit per run (grouping by run): a run's segments are contiguous over its span, so its booked time is what
  * they cover (0 here; groupFigures takes the larger of booked and covered). Read from the runs' stored rows in
  * the window: a question about each run is answered from each run's rows, not from the per-day sums.
  */
-export async function loadRunUnits(pool: pg.Pool, from: number, to: number, tenantId: string | null, simulated: string[]): Promise<TelemetryUnit[]> {
+export async function loadRunUnits(pool: DeskReads, from: number, to: number, tenantId: string | null, simulated: string[]): Promise<TelemetryUnit[]> {
   const mine = (col: string) => ownedBy(tenantId, col, [from, to]);
   const [b, s, i, c] = [mine('booking_id'), mine('s.booking_id'), mine('s.booking_id'), mine('s.booking_id')];
   const [bookings, covered, interruptions, checkpoints] = await Promise.all([

@@ -1,4 +1,3 @@
-import type pg from 'pg';
 import {
   BADPUT_CAUSES,
   type BadputCause,
@@ -9,6 +8,7 @@ import {
   type WindowPieces,
 } from '@ito/telemetry';
 import { emptyUnitOf, n, NOT_SIMULATED, ownedBy } from './desk-sql.js';
+import type { DeskReads } from './desk-snapshot.js';
 
 export interface SeriesBucket {
   start: string;
@@ -46,7 +46,7 @@ const addTo = <K>(m: Map<K, Map<string, number>>, k: K, label: string, v: number
  * SQL both ways at once), the parts of days at the window's and buckets' edges from the runs' segments that
  * overlap them (the GiST index on their span; none for a window and buckets of whole UTC days).
  */
-async function readCoverage(pool: pg.Pool, w: DeskWindow): Promise<Coverage> {
+async function readCoverage(pool: DeskReads, w: DeskWindow): Promise<Coverage> {
   const days = w.pieces.days.map((d) => d.day);
   const full = ownedBy(w.tenantId, 'd.booking_id', [days, w.from, w.width, w.simulated]);
   const part = ownedBy(w.tenantId, 's.booking_id', [w.pieces.partial.map((p) => p.from), w.pieces.partial.map((p) => p.to), w.pieces.partial.map((p) => p.bucket), w.simulated]);
@@ -94,25 +94,42 @@ async function readCoverage(pool: pg.Pool, w: DeskWindow): Promise<Coverage> {
  * cover is idle), and the goodput series, from the per-day sums: the query reads at most bookings × days × labels
  * rows whatever the history's length.
  */
-export async function loadBookingUnitsAndSeries(pool: pg.Pool, w: DeskWindow, withUnits: boolean): Promise<{ units: TelemetryUnit[]; series: { bucket_ms: number; buckets: SeriesBucket[] } }> {
-  const [coverage, booked] = await Promise.all([readCoverage(pool, w), loadBookedSeries(pool, w)]);
-  const units = withUnits ? await loadBookingUnits(pool, w, coverage) : [];
+export async function loadBookingUnitsAndSeries(pool: DeskReads, w: DeskWindow, withUnits: boolean): Promise<{ units: TelemetryUnit[]; series: { bucket_ms: number; buckets: SeriesBucket[] } }> {
+  // Nothing here waits on another read but the bookings a run covered outside their term (rare): all are sent at
+  // once, the histograms first, so the heaviest two (they and the day sums) get connections of their own.
+  const [points, coverage, booked, termBookings] = await Promise.all([
+    withUnits ? loadPoints(pool, w) : null,
+    readCoverage(pool, w),
+    loadBookedSeries(pool, w),
+    withUnits ? readBookings(pool, w, []) : null,
+  ]);
+  const units = withUnits ? await loadBookingUnits(pool, w, coverage, points!, termBookings!) : [];
   return { units, series: seriesOf(w, coverage, booked) };
 }
 
-async function loadBookingUnits(pool: pg.Pool, w: DeskWindow, coverage: Coverage): Promise<TelemetryUnit[]> {
-  const covering = [...coverage.byBooking].filter(([, labels]) => [...labels.values()].some((ms) => ms > 0)).map(([id]) => id);
+/** The bookings whose term meets the window, and those of `covering` (their runs covered some of it). */
+function readBookings(pool: DeskReads, w: DeskWindow, covering: string[]) {
   const b = ownedBy(w.tenantId, 'booking_id', [w.from, w.to, covering, w.simulated]);
-  const [bookings, points] = await Promise.all([
-    pool.query(
-      `select booking_id, region, fabric, gpu, nodes, gpus_per_node, rate_usd_per_gpu_hour,
-         (greatest(0, least(term_end_ms, $2::bigint) - greatest(term_start_ms, $1::bigint)) * nodes)::text as booked_node_ms
-       from telemetry_bookings where (term_start_ms < $2 and term_end_ms > $1 or booking_id = any($3::text[]))${b.sql}
-         and ${NOT_SIMULATED('booking_id', 4)}`,
-      b.params,
-    ),
-    loadPoints(pool, w),
-  ]);
+  return pool.query(
+    `select booking_id, region, fabric, gpu, nodes, gpus_per_node, rate_usd_per_gpu_hour,
+       (greatest(0, least(term_end_ms, $2::bigint) - greatest(term_start_ms, $1::bigint)) * nodes)::text as booked_node_ms
+     from telemetry_bookings where (term_start_ms < $2 and term_end_ms > $1 or booking_id = any($3::text[]))${b.sql}
+       and ${NOT_SIMULATED('booking_id', 4)}`,
+    b.params,
+  );
+}
+
+async function loadBookingUnits(
+  pool: DeskReads,
+  w: DeskWindow,
+  coverage: Coverage,
+  points: Awaited<ReturnType<typeof loadPoints>>,
+  termBookings: Awaited<ReturnType<typeof readBookings>>,
+): Promise<TelemetryUnit[]> {
+  const covering = [...coverage.byBooking].filter(([, labels]) => [...labels.values()].some((ms) => ms > 0)).map(([id]) => id);
+  const inTerm = new Set(termBookings.rows.map((r) => String(r.booking_id)));
+  // Read again with those outside their term, in the one query as before (the same rows in the same order).
+  const bookings = covering.every((id) => inTerm.has(id)) ? termBookings : await readBookings(pool, w, covering);
   const units = new Map<string, TelemetryUnit>();
   const nodes = new Map<string, number>();
   for (const row of bookings.rows) {
@@ -143,7 +160,7 @@ async function loadBookingUnits(pool: pg.Pool, w: DeskWindow, coverage: Coverage
  * interruptions and transfers there, each value as itself.
  * Parameters: $1 the whole days, $2/$3 the edges' starts and ends, $4 the tenant (if any).
  */
-async function loadPoints(pool: pg.Pool, w: DeskWindow) {
+async function loadPoints(pool: DeskReads, w: DeskWindow) {
   const params: unknown[] = [w.pieces.days.map((d) => d.day), w.pieces.partial.map((p) => p.from), w.pieces.partial.map((p) => p.to)];
   if (w.tenantId !== null) params.push(w.tenantId);
   const mine = (col: string) => (w.tenantId === null ? '' : ` and ${col} in (select booking_id from bookings where tenant_id = $4)`);
@@ -181,7 +198,7 @@ async function loadPoints(pool: pg.Pool, w: DeskWindow) {
  * Each bucket's booked time: the bookings' terms (a row per booking, not per segment), cut into the buckets here:
  * at most bookings × buckets additions of integers, where SQL's generate_series of the same cost more.
  */
-async function loadBookedSeries(pool: pg.Pool, w: DeskWindow): Promise<Map<number, number>> {
+async function loadBookedSeries(pool: DeskReads, w: DeskWindow): Promise<Map<number, number>> {
   const b = ownedBy(w.tenantId, 'booking_id', [w.from, w.to]);
   const { rows } = await pool.query(
     `select term_start_ms::text as a, term_end_ms::text as b, nodes from telemetry_bookings

@@ -1,10 +1,10 @@
-import type pg from 'pg';
 import { processSloTargets } from '@ito/runs';
 import { groupFigures, timeScaledUnitsOf, windowPieces, type BookingFacts, type GroupFigures, type GroupKey, type RunTelemetry } from '@ito/telemetry';
 import { TELEMETRY_CATCH_UP_BATCH, telemetryProjection } from '../projections/telemetry-projection.js';
 import type { Resources } from '../resources.js';
 import { loadRunUnits } from './desk-run-units.js';
 import { n, ownedBy } from './desk-sql.js';
+import { withSnapshotReads, type DeskReads } from './desk-snapshot.js';
 import { loadBookingUnitsAndSeries } from './desk-sums-read.js';
 
 export type { SeriesBucket } from './desk-sums-read.js';
@@ -17,6 +17,12 @@ export interface DeskTelemetryQuery {
   /** The tenant whose bookings (and their runs) are summed; null for the operator's fleet-wide figures. */
   tenantId: string | null;
 }
+
+/**
+ * Connections one desk query reads its snapshot on: its heavy reads (the day sums, the histograms) each get one
+ * and the small ones share. Two queries at once (desk-admission.ts) hold eight of the pool's thirty.
+ */
+const DESK_READ_CONNECTIONS = 4;
 
 /** How long a read may spend catching the projection up before it answers with what is there (and says so). */
 const CATCH_UP_BUDGET_MS = 2_000;
@@ -39,14 +45,18 @@ export async function catchUpTelemetry(res: Resources, budgetMs = CATCH_UP_BUDGE
 export async function deskTelemetry(res: Resources, q: DeskTelemetryQuery) {
   const caughtUp = await catchUpTelemetry(res);
   const perRun = q.groupBy.includes('run');
-  const timeScaled = await loadTimeScaledRuns(res.pool, q.from, q.to, q.tenantId);
-  const width = Math.max(1, Math.ceil((q.to - q.from) / q.buckets));
-  const w = { from: q.from, to: q.to, width, pieces: windowPieces(q.from, q.to, width), tenantId: q.tenantId, simulated: timeScaled.bookings };
-  const [fromSums, runUnits, position] = await Promise.all([
-    loadBookingUnitsAndSeries(res.pool, w, !perRun),
-    perRun ? loadRunUnits(res.pool, q.from, q.to, q.tenantId, timeScaled.bookings) : null,
-    res.pool.query<{ position: string }>('select position::text as position from projection_checkpoints where name = $1', [telemetryProjection.name]),
-  ]);
+  // Every read below sees one snapshot, the checkpoint's position too: the answer is the projection as of it.
+  const { timeScaled, fromSums, runUnits, position } = await withSnapshotReads(res.pool, DESK_READ_CONNECTIONS, async (db) => {
+    const timeScaled = await loadTimeScaledRuns(db, q.from, q.to, q.tenantId);
+    const width = Math.max(1, Math.ceil((q.to - q.from) / q.buckets));
+    const w = { from: q.from, to: q.to, width, pieces: windowPieces(q.from, q.to, width), tenantId: q.tenantId, simulated: timeScaled.bookings };
+    const [fromSums, runUnits, position] = await Promise.all([
+      loadBookingUnitsAndSeries(db, w, !perRun),
+      perRun ? loadRunUnits(db, q.from, q.to, q.tenantId, timeScaled.bookings) : null,
+      db.query<{ position: string }>('select position::text as position from projection_checkpoints where name = $1', [telemetryProjection.name]),
+    ]);
+    return { timeScaled, fromSums, runUnits, position };
+  });
   const units = runUnits ?? fromSums.units;
   const series = fromSums.series;
   const [totals] = groupFigures(units, []);
@@ -73,7 +83,7 @@ export async function deskTelemetry(res: Resources, q: DeskTelemetryQuery) {
  * apart from the fleet (docs/telemetry.md). One pass over telemetry_runs per request.
  */
 async function loadTimeScaledRuns(
-  pool: pg.Pool,
+  pool: DeskReads,
   from: number,
   to: number,
   tenantId: string | null,
