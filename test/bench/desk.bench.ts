@@ -231,7 +231,9 @@ async function openLoop(url: string, key: string, count: number, rate: number) {
 /** One ledger of `events` events: write it, scan it, catch the projection up, query the desk. */
 async function measure(events: number) {
   const db = await createScratchDatabase(adminUrl, 'ito_bench_desk');
-  const pool = new pg.Pool({ connectionString: db.url, max: 4 });
+  // Idle connections stay open (no idle timeout): their backends' CPU is summed by pid over each phase, and a
+  // backend closed mid-phase would take its CPU out of the sum.
+  const pool = new pg.Pool({ connectionString: db.url, max: 4, idleTimeoutMillis: 0 });
   let server: Awaited<ReturnType<typeof startChildServer>> | null = null;
   try {
     await migrateDatabase(db.url);
