@@ -6,12 +6,10 @@ export interface HeartbeatAdmissionLimits {
 }
 
 /**
- * 1,024 beats in flight is ≈ 40 ms of beats at 25,000/s, what one process answers since a beat costs ≈ 0.03 ms of
- * its CPU: a process that holds more is already answering later than a beat is worth, so it sheds instead of
- * queueing. The limit also bounds the rate (in flight ÷ time a beat is held, the liveness write's gap and statement
- * included): at 512 the process shed at ≈ 23,600 beats/s while it used 0.55–0.75 of its core (test/bench/README.md).
+ * 512 beats in flight is ≈ 40 ms of beats at 12,500/s, the fleet rate the heartbeat bench aims at: a process
+ * that holds more is already answering later than a beat is worth, so it sheds instead of queueing.
  */
-export const DEFAULT_HEARTBEAT_ADMISSION: HeartbeatAdmissionLimits = { inFlight: 1024 };
+export const DEFAULT_HEARTBEAT_ADMISSION: HeartbeatAdmissionLimits = { inFlight: 512 };
 
 /**
  * Sheds heartbeats beyond the limit at once with `rate_limited` and Retry-After 1, before they authenticate or
