@@ -85,7 +85,10 @@ export async function buildApp(deps: ApiDeps): Promise<FastifyInstance> {
       },
       allowList: (req) => UNLIMITED_PATHS.has(req.url.split('?')[0] ?? ''),
       errorResponseBuilder: (_req, context) => {
-        const err = new ItoError('rate_limited', `too many requests for this credential; retry in ${Math.ceil(context.ttl / 1000)} s`);
+        const seconds = Math.max(1, Math.ceil(context.ttl / 1000));
+        // The wait in the envelope too, so a client paging through a long read (ito audit verify, export) can
+        // wait it out and go on instead of failing part way.
+        const err = new ItoError('rate_limited', `too many requests for this credential; retry in ${seconds} s`, { retry_after_s: seconds });
         return Object.assign(err, { statusCode: 429 });
       },
     });

@@ -1,7 +1,7 @@
 import { open, rm, type FileHandle } from 'node:fs/promises';
 import type { KeyObject } from 'node:crypto';
 import { isAbsolute } from 'node:path';
-import type { ItoApi } from '@ito/client';
+import { waitOutRateLimit, type ItoApi } from '@ito/client';
 import { fail, ok, type Envelope } from '@ito/contracts';
 import {
   EXPORT_FORMAT,
@@ -39,7 +39,8 @@ interface DigestAnswer {
 async function eachPage(api: ItoApi, onPage: (records: AuditRecord[]) => Promise<boolean> | boolean, from = 0): Promise<Envelope<null>> {
   let after = from;
   for (let page = 0; page < MAX_PAGES; page++) {
-    const answer = await api.auditEvents({ after, limit: PAGE });
+    // A long chain is many pages: past the credential's request budget the server says how long to wait.
+    const answer = await waitOutRateLimit(() => api.auditEvents({ after, limit: PAGE }));
     if (!answer.ok) return answer;
     const records = (answer.data.records ?? []) as AuditRecord[];
     if (!(await onPage(records))) return ok(null);
@@ -74,7 +75,7 @@ export const auditVerifyCommand: Handler = async (cmd, ctx) => {
   if (file !== undefined) return verifyExport(file, key);
 
   const api = await ctx.api();
-  const digestAnswer = await api.auditDigest();
+  const digestAnswer = await waitOutRateLimit(() => api.auditDigest());
   if (!digestAnswer.ok) return { envelope: digestAnswer };
   const digest = digestAnswer.data as unknown as DigestAnswer;
   if (switchOn(cmd, 'since-digest')) return verifySinceDigest(api, digest, key);
@@ -188,7 +189,7 @@ export const auditExportCommand: Handler = async (cmd, ctx) => {
   let complete = false;
   try {
     const api = await ctx.api();
-    const digestAnswer = await api.auditDigest();
+    const digestAnswer = await waitOutRateLimit(() => api.auditDigest());
     if (!digestAnswer.ok) return { envelope: digestAnswer };
     const digest = digestAnswer.data as unknown as DigestAnswer;
     const anchor: ExportAnchor | null = digest.published && digest.anchor ? { signed: digest.published, ...digest.anchor } : null;
