@@ -182,7 +182,7 @@ async function main(): Promise<void> {
     await migrateDatabase(emptyDb.url);
     const admin = createAdminService({ pool, ledger: createApiLedger(pool) });
     TENANT = (await admin.createTenant({ name: 'replay bench', requesterPrincipal: 'ml@bench', approverPrincipal: 'finance@bench' })).tenant_id;
-    const auditor = await admin.createKey({ tenantId: TENANT, scopes: ['audit:read'] });
+    const auditors = [await admin.createKey({ tenantId: TENANT, scopes: ['audit:read'] }), await admin.createKey({ tenantId: TENANT, scopes: ['audit:read'] })];
     say(`writing ${EVENTS} events…`);
     const gen = await timed(() => generate(pool));
     await pool.query('vacuum analyze events');
@@ -217,7 +217,7 @@ async function main(): Promise<void> {
     const sinceGlobal = await timed(() => verifyChain(pool, { since: { digest, publicKey: privateKey } }));
     const sinceTenant = await timed(() => verifyTenantChainSince(pool, TENANT, digest, { publicKey: privateKey }));
     say('the auditor\'s CLI: verify through the API, export to a file, verify the file offline…');
-    const cliMemory = NO_CLI ? null : await measureExportMemory({ databaseUrl: db.url, auditorKey: auditor.key, publicKey: createPublicKey(privateKey) });
+    const cliMemory = NO_CLI ? null : await measureExportMemory({ databaseUrl: db.url, auditorKeys: [auditors[0]!.key, auditors[1]!.key], publicKey: createPublicKey(privateKey) });
 
     const rate = (n: number, s: number) => round(n / s);
     const scanRate = rate(scan.value, scan.seconds);
