@@ -35,16 +35,19 @@ export const nullableNumber = (n: number | null): string => (n === null ? 'null'
 export const nullableString = (s: string | null): string => (s === null ? 'null' : jsonString(s));
 
 /**
- * nullableString, remembering the last string written: a walk's links repeat their tenant, type, instant and
- * transaction id from one to the next, and a comparison costs less than the escape check and the new text.
+ * A text's JSON (`toJson`; `null` for a null), remembering the last text and its answer: a walk's links repeat
+ * their tenant, type, instant, transaction id and often data from one to the next, and a comparison costs less
+ * than the escape check or the canonicalisation and the new text.
  */
 export class LastJsonString {
   private last: string | null = null;
   private json = 'null';
 
+  constructor(private readonly toJson: (s: string) => string = jsonString) {}
+
   of(s: string | null): string {
     if (s !== this.last) {
-      this.json = nullableString(s);
+      this.json = s === null ? 'null' : this.toJson(s);
       this.last = s;
     }
     return this.json;

@@ -1,5 +1,5 @@
 import { createRequire } from 'node:module';
-import { contentHashOfTexts, linkHashOf } from '../hashing.js';
+import { LastJsonString, contentHashOfTexts, linkHashOf } from '../hashing.js';
 import { GLOBAL_CHAIN, PageWalk, TENANT_CHAIN, globalLinkFacts, instantOf, tenantLinkFactsOf, type LinkFacts, type PageOutcome } from '../audit/link-rules.js';
 import { tenantLinkHashOf } from '../audit/tenant-link.js';
 import { CopyText, type Fields } from './copy-text.js';
@@ -46,25 +46,11 @@ const int = (f: string | null): number | null => (f === null ? null : Number(f))
 
 /**
  * A jsonb column's canonical JSON (jsonb-canonical.ts: jsonb writes keys in an order of its own, and numbers as
- * it stores them, so its text is not hashed as it is). The last text is kept with its canonical form: metadata,
- * and data, often repeat from one event to the next.
+ * it stores them, so its text is not hashed as it is), the last text kept with it: metadata, and data, often repeat
+ * from one event to the next.
  */
-class CanonicalJsonb {
-  private text: string | null = null;
-  private json = '';
-
-  of(text: string | null): string {
-    if (text === null) return 'null';
-    if (text !== this.text) {
-      this.json = canonicalJsonb(text);
-      this.text = text;
-    }
-    return this.json;
-  }
-}
-
-const data = new CanonicalJsonb();
-const metadata = new CanonicalJsonb();
+const data = new LastJsonString(canonicalJsonb);
+const metadata = new LastJsonString(canonicalJsonb);
 
 /**
  * The row being read, in an array reused from row to row. The functions that recompute a link's hash read it
