@@ -12,15 +12,28 @@ beforeAll(() => {
 const node = (i: number) => `node_${i.toString(16).padStart(32, '0')}`;
 const beat = (i: number, at: Date, task: Beat['task'] = null): Beat => ({ node_id: node(i), tenant_id: 'ten_x', at, health: [{ index: 0, healthy: true }], task });
 
+/** The pool, with each statement's start and commit reported: what the writer's batching is judged by. */
+function watched(pool: pg.Pool, on: { start?: () => void; commit?: () => void }): pg.Pool {
+  return new Proxy(pool, {
+    get: (target, prop) =>
+      prop === 'query'
+        ? (...args: unknown[]) => {
+            on.start?.();
+            const p = (target.query as (...a: unknown[]) => Promise<unknown>).apply(target, args);
+            void p.then(() => on.commit?.());
+            return p;
+          }
+        : Reflect.get(target, prop),
+  }) as pg.Pool;
+}
+
 describe('heartbeat liveness', () => {
   it('lives in an UNLOGGED table and writes a burst of beats in a few statements, newest per node', async () => {
     const { rows } = await pool.query<{ relpersistence: string }>(`select relpersistence from pg_class where relname = 'node_liveness'`);
     expect(rows[0]?.relpersistence).toBe('u');
 
     let statements = 0;
-    const counting = new Proxy(pool, {
-      get: (target, prop) => (prop === 'query' ? (...args: unknown[]) => (statements++, (target.query as (...a: unknown[]) => unknown).apply(target, args)) : Reflect.get(target, prop)),
-    }) as pg.Pool;
+    const counting = watched(pool, { start: () => statements++ });
     const writer = createLivenessWriter(counting);
     const t0 = new Date('2026-12-03T10:00:00.000Z');
     await Promise.all(Array.from({ length: 500 }, (_, i) => writer.record(beat(i, new Date(t0.getTime() + i)))));
@@ -33,17 +46,7 @@ describe('heartbeat liveness', () => {
   it('starts statements at least the gap apart: beats that come within it share one statement, each answered once it committed', async () => {
     const starts: number[] = [];
     let committed = 0;
-    const timed = new Proxy(pool, {
-      get: (target, prop) =>
-        prop === 'query'
-          ? (...args: unknown[]) => {
-              starts.push(performance.now());
-              const p = (target.query as (...a: unknown[]) => Promise<unknown>).apply(target, args);
-              void p.then(() => committed++);
-              return p;
-            }
-          : Reflect.get(target, prop),
-    }) as pg.Pool;
+    const timed = watched(pool, { start: () => starts.push(performance.now()), commit: () => committed++ });
     const writer = createLivenessWriter(timed, { minGapMs: 300, fullBatch: 1_000 });
     const t0 = new Date('2026-12-03T13:00:00.000Z');
     // Nothing written lately: the first beat's statement starts at once.
@@ -71,9 +74,7 @@ describe('heartbeat liveness', () => {
 
   it('does not hold a full batch for the gap: enough beats waiting start the next statement at once', async () => {
     const starts: number[] = [];
-    const timed = new Proxy(pool, {
-      get: (target, prop) => (prop === 'query' ? (...args: unknown[]) => (starts.push(performance.now()), (target.query as (...a: unknown[]) => unknown).apply(target, args)) : Reflect.get(target, prop)),
-    }) as pg.Pool;
+    const timed = watched(pool, { start: () => starts.push(performance.now()) });
     const writer = createLivenessWriter(timed, { minGapMs: 5_000, fullBatch: 50 });
     const t0 = new Date('2026-12-03T15:00:00.000Z');
     await writer.record(beat(3000, t0));
@@ -93,16 +94,7 @@ describe('heartbeat liveness', () => {
 
   it('settles a batch of beats together once the last of them is written, even across statements, and rejects it on a failed write', async () => {
     let committed = 0;
-    const counting = new Proxy(pool, {
-      get: (target, prop) =>
-        prop === 'query'
-          ? (...args: unknown[]) => {
-              const p = (target.query as (...a: unknown[]) => Promise<unknown>).apply(target, args);
-              void p.then(() => committed++);
-              return p;
-            }
-          : Reflect.get(target, prop),
-    }) as pg.Pool;
+    const counting = watched(pool, { commit: () => committed++ });
     const writer = createLivenessWriter(counting, { minGapMs: 0, fullBatch: 1 });
     const t0 = new Date('2026-12-03T14:00:00.000Z');
     // 2,500 beats: more than one statement carries (2,000), so the batch is written by two.
@@ -115,6 +107,8 @@ describe('heartbeat liveness', () => {
     const failing = createLivenessWriter({ query: () => Promise.reject(new Error('connection lost')) } as unknown as pg.Pool, { minGapMs: 0, fullBatch: 1 });
     await expect(failing.recordAll([beat(9_000, t0), beat(9_001, t0)])).rejects.toThrow('connection lost');
     await failing.close();
+    const left = await pool.query('select 1 from node_liveness where node_id = any($1::text[])', [[node(9_000), node(9_001)]]);
+    expect(left.rowCount).toBe(0);
   });
 
   it('moves progress_at only when the step moves, learns seconds per step, and starts over for a new attempt', async () => {
