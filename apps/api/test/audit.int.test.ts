@@ -10,6 +10,7 @@ import {
   verifyTenantRecords,
   type AuditRecord,
 } from '@ito/ledger';
+import { AUDIT_EVENTS_PAGE_MAX } from '@ito/contracts';
 import { settled } from '../../../packages/ledger/test/harness.js';
 import { seedTenant, startApi, trainBody, trainConfirmation, type Api, type Seed } from '../../../test/support/api.js';
 
@@ -68,6 +69,16 @@ describe('audit routes', () => {
     }
     const r = await api.call('GET', '/v1/audit/events?tenant_id=x', { key: a.auditor });
     expect([r.status, r.body.error.code]).toEqual([400, 'validation_failed']);
+  });
+
+  it('serve a page of up to AUDIT_EVENTS_PAGE_MAX links, the page the CLI asks for, and refuse a larger one', async () => {
+    const whole = await api.call('GET', `/v1/audit/events?limit=${AUDIT_EVENTS_PAGE_MAX}`, { key: a.auditor });
+    expect(whole.status).toBe(200);
+    expect(whole.body.data.records).toEqual(await allRecords(a.auditor));
+    for (const limit of [0, AUDIT_EVENTS_PAGE_MAX + 1]) {
+      const r = await api.call('GET', `/v1/audit/events?limit=${limit}`, { key: a.auditor });
+      expect([r.status, r.body.error.code]).toEqual([400, 'validation_failed']);
+    }
   });
 
   it('anchor an export to a signed digest over every tenant, which verifies offline', async () => {

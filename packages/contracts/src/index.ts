@@ -12,3 +12,4 @@ export * from './input-issues.js';
 export * from './near-name.js';
 export * from './human-units.js';
 export * from './validate.js';
+export * from './audit-paging.js';

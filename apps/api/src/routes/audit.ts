@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
+import { AUDIT_EVENTS_PAGE_MAX } from '@ito/contracts';
 import { idToken } from '@ito/runs';
 import { auditProjections } from '../audit/audit-projections.js';
 import { defineRoute, type RegisteredRoute } from '../http/route.js';
@@ -12,7 +13,7 @@ export function registerAuditRoutes(app: FastifyInstance, res: Resources, regist
     url: '/audit/events',
     summary: "The tenant's hash chain links in order, each with the stored event it seals; paged by `after` (a tenant sequence number).",
     access: { scope: 'audit:read' },
-    query: z.strictObject({ after: z.coerce.number().int().min(0).max(Number.MAX_SAFE_INTEGER).default(0), limit: z.coerce.number().int().min(1).max(1000).default(500) }),
+    query: z.strictObject({ after: z.coerce.number().int().min(0).max(Number.MAX_SAFE_INTEGER).default(0), limit: z.coerce.number().int().min(1).max(AUDIT_EVENTS_PAGE_MAX).default(500) }),
     handler: async ({ tenantId, query }) => ({ data: await auditRecords(res, tenantId, query.after, query.limit) }),
   });
 

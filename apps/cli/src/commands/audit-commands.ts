@@ -2,7 +2,7 @@ import { open, rm, type FileHandle } from 'node:fs/promises';
 import type { KeyObject } from 'node:crypto';
 import { isAbsolute } from 'node:path';
 import { waitOutRateLimit, type ItoApi } from '@ito/client';
-import { fail, ok, type Envelope } from '@ito/contracts';
+import { AUDIT_EVENTS_PAGE_MAX, fail, ok, type Envelope } from '@ito/contracts';
 import {
   EXPORT_FORMAT,
   TenantChainWalker,
@@ -24,9 +24,10 @@ import { usageOutcome, type Outcome } from '../output.js';
 import { readPublicKey, verifyExportFile } from './audit-files.js';
 import { flag, switchOn, type Handler } from './handler.js';
 
-/** Bounds the paging so a misbehaving server cannot keep us looping forever (1000 records a page). */
+/** Bounds the paging so a misbehaving server cannot keep us looping forever. */
 const MAX_PAGES = 1_000_000;
-const PAGE = 1000;
+/** The server's largest page: a long chain in the fewest requests of the credential's budget. */
+const PAGE = AUDIT_EVENTS_PAGE_MAX;
 
 interface DigestAnswer {
   tenant_id: string;
