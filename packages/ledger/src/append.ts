@@ -18,21 +18,28 @@ export function storedInstant(recordedAt: Date): Date {
   return new Date(Math.floor(recordedAt.getTime()));
 }
 
+/** One event as it will be stored, with the JSON texts its data and metadata were normalised through. */
+interface PreparedWithTexts {
+  event: PreparedEvent;
+  dataJson: string;
+  metadataJson: string;
+}
+
+function prepareEvent(streamId: string, tenantId: string, e: NewEvent, at: Date): PreparedWithTexts {
+  // Normalise through JSON once so the stored jsonb and the hashed value are the same value; the texts are what
+  // a one-event append sends, so they are not written a second time.
+  const dataJson = JSON.stringify(e.data);
+  const metadataJson = JSON.stringify(e.metadata ?? {});
+  const data = JSON.parse(dataJson) as Record<string, unknown>;
+  const metadata = JSON.parse(metadataJson) as Record<string, unknown>;
+  const schemaVersion = e.schemaVersion ?? 1;
+  const hash = contentHash({ tenantId, streamId, type: e.type, schemaVersion, data, metadata, recordedAt: at });
+  return { event: { type: e.type, schemaVersion, data, metadata, contentHash: hash }, dataJson, metadataJson };
+}
+
 /** Each event as it will be stored (data and metadata normalised through JSON once), with its content hash. */
 export function prepareEvents(streamId: string, tenantId: string, events: readonly NewEvent[], at: Date): PreparedEvent[] {
-  return events.map((e) => {
-    // Normalise through JSON once so the stored jsonb and the hashed value are the same value.
-    const data = JSON.parse(JSON.stringify(e.data)) as Record<string, unknown>;
-    const metadata = JSON.parse(JSON.stringify(e.metadata ?? {})) as Record<string, unknown>;
-    const schemaVersion = e.schemaVersion ?? 1;
-    return {
-      type: e.type,
-      schemaVersion,
-      data,
-      metadata,
-      contentHash: contentHash({ tenantId, streamId, type: e.type, schemaVersion, data, metadata, recordedAt: at }),
-    };
-  });
+  return events.map((e) => prepareEvent(streamId, tenantId, e, at).event);
 }
 
 /** What was written, in stream order, from the rows the INSERT returned for one stream. */
@@ -72,9 +79,18 @@ export async function appendEvents(
 ): Promise<AppendResult> {
   validateAppend(streamId, events, opts);
   const at = storedInstant(recordedAt);
-  const prepared = prepareEvents(streamId, opts.tenantId, events, at);
-  const statement = statementFor(opts.expectedVersion, prepared.length);
-  const values = prepared.length === 1 ? oneEventValues(streamId, opts.tenantId, prepared[0]!, at) : [streamId, opts.tenantId, JSON.stringify(prepared), at.toISOString()];
+  const statement = statementFor(opts.expectedVersion, events.length);
+  let prepared: PreparedEvent[];
+  let values: unknown[];
+  if (events.length === 1) {
+    // The one-event statement's parameters, in their order (append-sql.ts).
+    const { event, dataJson, metadataJson } = prepareEvent(streamId, opts.tenantId, events[0]!, at);
+    prepared = [event];
+    values = [streamId, opts.tenantId, event.type, event.schemaVersion, dataJson, metadataJson, at.toISOString(), event.contentHash];
+  } else {
+    prepared = prepareEvents(streamId, opts.tenantId, events, at);
+    values = [streamId, opts.tenantId, JSON.stringify(prepared), at.toISOString()];
+  }
   if (statement.exact !== null) values.push(statement.exact);
 
   let rows: Array<{ position: string; stream_version: number; transaction_id: string }>;
@@ -88,11 +104,6 @@ export async function appendEvents(
   }
   if (rows.length === 0) throw new VersionConflictError(streamId, opts.expectedVersion, await currentVersion(db, streamId, opts.tenantId));
   return storedFrom(streamId, opts.tenantId, prepared, rows, at);
-}
-
-/** The one-event statements' parameters, in their order (append-sql.ts). */
-function oneEventValues(streamId: string, tenantId: string, p: PreparedEvent, at: Date): unknown[] {
-  return [streamId, tenantId, p.type, p.schemaVersion, JSON.stringify(p.data), JSON.stringify(p.metadata), at.toISOString(), p.contentHash];
 }
 
 /** Only on the failure path, to say in the error where the stream actually is. */
