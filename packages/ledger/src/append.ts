@@ -1,60 +1,9 @@
 import type pg from 'pg';
+import { statementFor } from './append-sql.js';
 import { VersionConflictError } from './errors.js';
 import { contentHash } from './hashing.js';
 import type { AppendOptions, AppendResult, NewEvent, StoredEvent } from './types.js';
 import { validateAppend } from './validate.js';
-
-/**
- * The whole append is one statement, sent as one round trip, with the events as one jsonb array parameter:
- * it inserts every event or none. Which statement depends on the expectation, so the common cases do no
- * more work than they need:
- * - no_stream: insert versions 1..n. An existing stream (of any tenant) already holds version 1, so
- *   events_stream_version_uq refuses the insert: no read of the stream at all.
- * - exact N: insert N+1..N+n only if version N exists for this tenant; a stream already past N holds N+1 and
- *   the unique index refuses. (N = 0 is no_stream.)
- * - any: read the head, check the tenant, insert after it; a racing writer loses on the unique index.
- * Named, so each connection parses and plans each statement once.
- */
-const INPUT_CTE = `input as (
-  select t.ord::int as ord, t.e->>'type' as type, (t.e->>'schemaVersion')::int as schema_version,
-         t.e->'data' as data, t.e->'metadata' as metadata, t.e->>'contentHash' as content_hash
-  from jsonb_array_elements($3::jsonb) with ordinality as t(e, ord)
-)`;
-const INSERT_INTO = 'insert into events (stream_id, stream_version, tenant_id, type, schema_version, data, metadata, recorded_at, content_hash)';
-const RETURNING = 'returning position::text as position, stream_version, transaction_id::text as transaction_id';
-
-const APPEND_NO_STREAM = `with ${INPUT_CTE}
-${INSERT_INTO}
-select $1, input.ord, $2, input.type, input.schema_version, input.data, input.metadata, $4::timestamptz, input.content_hash
-from input order by input.ord
-${RETURNING}`;
-
-const APPEND_EXACT = `with ${INPUT_CTE}
-${INSERT_INTO}
-select $1, $5::int + input.ord, $2, input.type, input.schema_version, input.data, input.metadata, $4::timestamptz, input.content_hash
-from input
-where exists (select 1 from events where stream_id = $1 and stream_version = $5::int and tenant_id = $2)
-order by input.ord
-${RETURNING}`;
-
-const APPEND_ANY = `with head as (
-  select stream_version, tenant_id from events where stream_id = $1 order by stream_version desc limit 1
-), cur as (
-  select coalesce((select stream_version from head), 0) as v,
-         coalesce((select tenant_id from head), $2::text) = $2::text as same_tenant
-), ${INPUT_CTE}
-${INSERT_INTO}
-select $1, cur.v + input.ord, $2, input.type, input.schema_version, input.data, input.metadata, $4::timestamptz, input.content_hash
-from cur, input
-where cur.same_tenant
-order by input.ord
-${RETURNING}`;
-
-function statementFor(expected: AppendOptions['expectedVersion']): { name: string; text: string; exact: number | null } {
-  if (expected === 'no_stream' || expected === 0) return { name: 'ito_ledger_append_new', text: APPEND_NO_STREAM, exact: null };
-  if (expected === 'any') return { name: 'ito_ledger_append_any', text: APPEND_ANY, exact: null };
-  return { name: 'ito_ledger_append_exact', text: APPEND_EXACT, exact: expected };
-}
 
 export interface PreparedEvent {
   type: string;
@@ -69,21 +18,28 @@ export function storedInstant(recordedAt: Date): Date {
   return new Date(Math.floor(recordedAt.getTime()));
 }
 
+/** One event as it will be stored, with the JSON texts its data and metadata were normalised through. */
+interface PreparedWithTexts {
+  event: PreparedEvent;
+  dataJson: string;
+  metadataJson: string;
+}
+
+function prepareEvent(streamId: string, tenantId: string, e: NewEvent, at: Date): PreparedWithTexts {
+  // Normalise through JSON once so the stored jsonb and the hashed value are the same value; the texts are what
+  // a one-event append sends, so they are not written a second time.
+  const dataJson = JSON.stringify(e.data);
+  const metadataJson = JSON.stringify(e.metadata ?? {});
+  const data = JSON.parse(dataJson) as Record<string, unknown>;
+  const metadata = JSON.parse(metadataJson) as Record<string, unknown>;
+  const schemaVersion = e.schemaVersion ?? 1;
+  const hash = contentHash({ tenantId, streamId, type: e.type, schemaVersion, data, metadata, recordedAt: at });
+  return { event: { type: e.type, schemaVersion, data, metadata, contentHash: hash }, dataJson, metadataJson };
+}
+
 /** Each event as it will be stored (data and metadata normalised through JSON once), with its content hash. */
 export function prepareEvents(streamId: string, tenantId: string, events: readonly NewEvent[], at: Date): PreparedEvent[] {
-  return events.map((e) => {
-    // Normalise through JSON once so the stored jsonb and the hashed value are the same value.
-    const data = JSON.parse(JSON.stringify(e.data)) as Record<string, unknown>;
-    const metadata = JSON.parse(JSON.stringify(e.metadata ?? {})) as Record<string, unknown>;
-    const schemaVersion = e.schemaVersion ?? 1;
-    return {
-      type: e.type,
-      schemaVersion,
-      data,
-      metadata,
-      contentHash: contentHash({ tenantId, streamId, type: e.type, schemaVersion, data, metadata, recordedAt: at }),
-    };
-  });
+  return events.map((e) => prepareEvent(streamId, tenantId, e, at).event);
 }
 
 /** What was written, in stream order, from the rows the INSERT returned for one stream. */
@@ -123,9 +79,18 @@ export async function appendEvents(
 ): Promise<AppendResult> {
   validateAppend(streamId, events, opts);
   const at = storedInstant(recordedAt);
-  const prepared = prepareEvents(streamId, opts.tenantId, events, at);
-  const statement = statementFor(opts.expectedVersion);
-  const values: unknown[] = [streamId, opts.tenantId, JSON.stringify(prepared), at.toISOString()];
+  const statement = statementFor(opts.expectedVersion, events.length);
+  let prepared: PreparedEvent[];
+  let values: unknown[];
+  if (events.length === 1) {
+    // The one-event statement's parameters, in their order (append-sql.ts).
+    const { event, dataJson, metadataJson } = prepareEvent(streamId, opts.tenantId, events[0]!, at);
+    prepared = [event];
+    values = [streamId, opts.tenantId, event.type, event.schemaVersion, dataJson, metadataJson, at.toISOString(), event.contentHash];
+  } else {
+    prepared = prepareEvents(streamId, opts.tenantId, events, at);
+    values = [streamId, opts.tenantId, JSON.stringify(prepared), at.toISOString()];
+  }
   if (statement.exact !== null) values.push(statement.exact);
 
   let rows: Array<{ position: string; stream_version: number; transaction_id: string }>;

@@ -1,6 +1,6 @@
 import { ItoError } from '@ito/contracts';
 import { describe, expect, it } from 'vitest';
-import { createLedger, VersionConflictError, type Upcaster } from '../src/index.js';
+import { createLedger, VersionConflictError, type AppendOptions, type Upcaster } from '../src/index.js';
 import { usePool } from './harness.js';
 
 const db = usePool();
@@ -46,6 +46,27 @@ describe('append with expected versions', () => {
     expect((await ledger.append('run-3', [ev('A')], { tenantId: T, expectedVersion: 'any' })).nextExpectedVersion).toBe(1);
     expect((await ledger.append('run-3', [ev('B')], { tenantId: T, expectedVersion: 'any' })).nextExpectedVersion).toBe(2);
     expect((await ledger.append('run-4', [ev('A')], { tenantId: T, expectedVersion: 0 })).nextExpectedVersion).toBe(1);
+  });
+
+  it('refuses a stale, a future and a foreign expectation alike whether the append holds one event or several, writing nothing', async () => {
+    // One event and several go by different statements (append-sql.ts): each must hold the same checks.
+    const ledger = createLedger({ pool: db.pool() });
+    const refused: Array<[string, AppendOptions]> = [
+      ['no_stream on an existing stream', { tenantId: T, expectedVersion: 'no_stream' }],
+      ['a stale exact version', { tenantId: T, expectedVersion: 1 }],
+      ['an exact version ahead of the stream', { tenantId: T, expectedVersion: 5 }],
+      ['another tenant at the current version', { tenantId: 'tenant-b', expectedVersion: 2 }],
+      ['another tenant with any', { tenantId: 'tenant-b', expectedVersion: 'any' }],
+    ];
+    for (const count of [1, 2]) {
+      for (const [i, [what, opts]] of refused.entries()) {
+        const stream = `run-refused-${count}-${i}`;
+        await ledger.append(stream, [ev('A'), ev('B')], { tenantId: T, expectedVersion: 'no_stream' });
+        const err = await ledger.append(stream, Array.from({ length: count }, (_, n) => ev('C', { n })), opts).catch((e: unknown) => e);
+        expect(err, `${count} event(s): ${what}`).toBeInstanceOf(VersionConflictError);
+        expect(await countStream(stream), `${count} event(s): ${what}`).toBe(2);
+      }
+    }
   });
 
   it('lets exactly one of many racing writers win the same expected version', async () => {

@@ -1,40 +1,17 @@
 import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { z } from 'zod';
 import { freshDatabase, redisForTests } from '../../../test/support/db.js';
-import { createJobClient, createQueueKit, defineJob, defineJobs, startJobWorkers, type FairShare, type QueueBackendConfig, type QueueKit } from '../src/index.js';
+import { createJobClient, createQueueKit, startJobWorkers, type FairShare, type QueueBackendConfig, type QueueKit } from '../src/index.js';
+import { fairShareCatalog, sleep, until } from './support/fair-share.js';
 
 const redis = redisForTests();
-
-function catalogFor(suffix: string) {
-  return defineJobs({
-    work: defineJob({
-      queue: `work_${suffix}`,
-      schema: z.strictObject({ tenant: z.string(), n: z.number().int() }),
-      timeoutMs: 60_000,
-      jobId: (d) => `work-${d.tenant}-${d.n}`,
-      fairShareKey: (d) => d.tenant,
-    }),
-  });
-}
-
-/** Resolves when `check` holds, polling; rejects with `what` after `ms`. */
-async function until(check: () => boolean, what: string, ms = 20_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /**
  * A worker whose jobs are held until the test lets them go, one by one or all at once; it records each start
  * (so a job run twice shows) and how many of each tenant's jobs run at once.
  */
 function heldWorker(kit: QueueKit, suffix: string, concurrency: number, fairShare: FairShare) {
-  const catalog = catalogFor(suffix);
+  const catalog = fairShareCatalog(suffix);
   const starts: Array<{ id: string; at: number }> = [];
   const active = new Map<string, number>();
   const most = new Map<string, number>();
@@ -162,7 +139,7 @@ function workConserving(backend: () => Promise<{ cfg: QueueBackendConfig; cleanu
     // A 1 s lock, renewed every half second by the worker: each job below outlives it twice over.
     const kit = createQueueKit(cfg, { prefix: `wl${suffix}`, jobLockMs: 1_000 });
     try {
-      const catalog = catalogFor(suffix);
+      const catalog = fairShareCatalog(suffix);
       const starts: string[] = [];
       startJobWorkers(
         kit,

@@ -1,31 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { z } from 'zod';
 import { freshDatabase, redisForTests } from '../../../test/support/db.js';
-import { createJobClient, createQueueKit, defineJob, defineJobs, startJobWorkers, type QueueBackendConfig } from '../src/index.js';
+import { createJobClient, createQueueKit, startJobWorkers, type QueueBackendConfig } from '../src/index.js';
+import { fairShareCatalog, sleep, until } from './support/fair-share.js';
 
 const redis = redisForTests();
-
-function catalogFor(suffix: string) {
-  return defineJobs({
-    heavy: defineJob({
-      queue: `heavy_${suffix}`,
-      schema: z.strictObject({ tenant: z.string(), n: z.number().int() }),
-      timeoutMs: 60_000,
-      jobId: (d) => `heavy-${d.tenant}-${d.n}`,
-      fairShareKey: (d) => d.tenant,
-    }),
-  });
-}
-
-/** Resolves when `check` holds, polling; rejects with `what` after `ms` (generous: it guards a hang, not a speed). */
-async function until(check: () => boolean, what: string, ms = 20_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
 
 function fairness(backend: () => Promise<{ cfg: QueueBackendConfig; cleanup: () => Promise<void> }>) {
   it('one tenant`s backlog holds at most its share of the slots: another tenant`s job starts while it still waits', async () => {
@@ -33,7 +12,7 @@ function fairness(backend: () => Promise<{ cfg: QueueBackendConfig; cleanup: () 
     const suffix = randomBytes(4).toString('hex');
     const kit = createQueueKit(cfg, { prefix: `f${suffix}` });
     try {
-      const catalog = catalogFor(suffix);
+      const catalog = fairShareCatalog(suffix);
       const started: string[] = [];
       const active = new Map<string, number>();
       let mostActiveA = 0;
@@ -43,7 +22,7 @@ function fairness(backend: () => Promise<{ cfg: QueueBackendConfig; cleanup: () 
         kit,
         catalog,
         {
-          heavy: async (d) => {
+          work: async (d) => {
             started.push(`${d.tenant}${d.n}`);
             active.set(d.tenant, (active.get(d.tenant) ?? 0) + 1);
             if (d.tenant === 'A') mostActiveA = Math.max(mostActiveA, active.get('A')!);
@@ -56,8 +35,8 @@ function fairness(backend: () => Promise<{ cfg: QueueBackendConfig; cleanup: () 
         { concurrency: 4, fairShare: { maxActivePerKey: 2, deferMs: 50 } },
       );
       const jobs = createJobClient(kit, catalog);
-      for (let n = 0; n < 12; n++) await jobs.enqueue('heavy', { tenant: 'A', n });
-      await jobs.enqueue('heavy', { tenant: 'B', n: 0 });
+      for (let n = 0; n < 12; n++) await jobs.enqueue('work', { tenant: 'A', n });
+      await jobs.enqueue('work', { tenant: 'B', n: 0 });
 
       // B's job runs while every A job is still held: A never had more than its 2 of the 4 slots.
       await until(() => started.includes('B0'), 'tenant B`s job to start');
@@ -68,11 +47,11 @@ function fairness(backend: () => Promise<{ cfg: QueueBackendConfig; cleanup: () 
       release();
       await until(() => started.length === 13, 'every job to start', 30_000);
       for (let n = 0; n < 12; n++) {
-        let snap = await jobs.snapshot('heavy', `heavy-A-${n}`);
+        let snap = await jobs.snapshot('work', `work-A-${n}`);
         const deadline = Date.now() + 20_000;
         while (snap?.state !== 'completed' && Date.now() < deadline) {
-          await new Promise((r) => setTimeout(r, 50));
-          snap = await jobs.snapshot('heavy', `heavy-A-${n}`);
+          await sleep(50);
+          snap = await jobs.snapshot('work', `work-A-${n}`);
         }
         expect(snap).toMatchObject({ state: 'completed', attemptsMade: 1 });
       }
@@ -88,12 +67,12 @@ function fairness(backend: () => Promise<{ cfg: QueueBackendConfig; cleanup: () 
     const suffix = randomBytes(4).toString('hex');
     const kit = createQueueKit(cfg, { prefix: `s${suffix}` });
     try {
-      const catalog = catalogFor(suffix);
+      const catalog = fairShareCatalog(suffix);
       let running = false;
       let aborted = false;
       startJobWorkers(kit, catalog, {
         // A job that would run for a minute unless told to stop.
-        heavy: async (_d, ctx) => {
+        work: async (_d, ctx) => {
           running = true;
           await new Promise<void>((resolve) => {
             const timer = setTimeout(resolve, 60_000);
@@ -106,7 +85,7 @@ function fairness(backend: () => Promise<{ cfg: QueueBackendConfig; cleanup: () 
           return null;
         },
       });
-      await createJobClient(kit, catalog).enqueue('heavy', { tenant: 'A', n: 1 });
+      await createJobClient(kit, catalog).enqueue('work', { tenant: 'A', n: 1 });
       await until(() => running, 'the job to start');
       // Without the abort, close waits the job's full minute and the test times out.
       await kit.close();
