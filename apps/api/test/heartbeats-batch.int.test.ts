@@ -44,6 +44,20 @@ describe('batched heartbeats', () => {
     expect(await (await fetch(`${api.url}/metrics`)).text()).toMatch(/ito_heartbeats_ingested_total 3\b/);
   });
 
+  it('stores each beat’s GPU list as the text its agent sent (layout and number spelling kept), or serialised when the text cannot be cut with certainty', async () => {
+    const nodes = await register(3);
+    const sent = [{ index: 0, healthy: true, memory_used_gb: 70.1 }];
+    const text = JSON.stringify({ beats: nodes.map((n) => beatOf(n.node_credential, { gpus: sent })) }, null, 1).replaceAll('70.1', '7.01E1');
+    // The last beat's key spelt with an escape: the lists are then serialised from what was parsed, not cut.
+    const escaped = text.replace(/"gpus"(?![\s\S]*"gpus")/, '"gp\\u0075s"');
+    for (const [body, stored] of [[text, '[\n    {\n     "index": 0,\n     "healthy": true,\n     "memory_used_gb": 7.01E1\n    }\n   ]'], [escaped, JSON.stringify(sent)]] as const) {
+      const r = await fetch(`${api.url}/v1/agent/heartbeats`, { method: 'POST', headers: { authorization: `Bearer ${nodes[0]!.node_credential}`, 'content-type': 'application/json' }, body });
+      expect(r.status).toBe(200);
+      const { rows } = await api.pool.query<{ text: string; health: unknown }>('select health::text as text, health from node_liveness where node_id = any($1)', [nodes.map((n) => n.node_id)]);
+      expect(rows.map((row) => [row.text, row.health])).toEqual(nodes.map(() => [stored, sent]));
+    }
+  });
+
   it('answers a beat that names a task its node does not run with that task to stop, as the single route does', async () => {
     const [a, b] = await register(2);
     const task = { task_id: `tsk_${'0'.repeat(32)}`, attempt: 1, step: 5 };

@@ -3,6 +3,7 @@ import { hashSecret } from '@ito/runs';
 import { authenticate } from '../auth/authenticate.js';
 import type { Resources } from '../resources.js';
 import { beatOf, judgeReportedTasks, type NodePrincipal, type ReportedTaskRow } from './agent-service.js';
+import { gpusTexts } from './gpus-text.js';
 import type { Beat } from './liveness-writer.js';
 
 type Verdict = { node: NodePrincipal } | { refused: 'unauthenticated' | 'credential_revoked' };
@@ -14,9 +15,10 @@ type Verdict = { node: NodePrincipal } | { refused: 'unauthenticated' | 'credent
  * unknown or revoked is refused alone, in its place in the answer; the others are recorded, in the liveness
  * writer's batches, before the answer is sent. `refusedBeats` is told how many were refused: each spends the
  * caller's failed-authentication budget as a single heartbeat with that credential would, so a batch is no way
- * to try more credentials than single requests could.
+ * to try more credentials than single requests could. `certainText`, the JSON text of a body the hand-written
+ * check accepted, lets each beat's GPU list be stored as the bytes the agent sent ({@link gpusTexts}).
  */
-export async function heartbeats(res: Resources, body: AgentHeartbeatsBody, refusedBeats: (n: number) => void): Promise<HeartbeatsAnswer> {
+export async function heartbeats(res: Resources, body: AgentHeartbeatsBody, refusedBeats: (n: number) => void, certainText?: string): Promise<HeartbeatsAnswer> {
   const verdicts = await verifyAll(res, body.beats);
   const nodes = new Set<string>();
   for (const v of verdicts) {
@@ -27,11 +29,17 @@ export async function heartbeats(res: Resources, body: AgentHeartbeatsBody, refu
   }
   const now = res.now();
   const recorded: Beat[] = [];
+  const healthTexts = certainText !== undefined ? gpusTexts(certainText, body.beats.length) : undefined;
   let refused = 0;
   for (let i = 0; i < verdicts.length; i++) {
     const v = verdicts[i]!;
-    if ('node' in v) recorded.push(beatOf(v.node, body.beats[i]!, now));
-    else refused++;
+    if (!('node' in v)) {
+      refused++;
+      continue;
+    }
+    const beat = beatOf(v.node, body.beats[i]!, now);
+    if (healthTexts) beat.healthText = healthTexts[i]!;
+    recorded.push(beat);
   }
   // One promise for the batch's beats, settled when the last of them is written.
   await res.liveness.recordAll(recorded);

@@ -7,6 +7,8 @@ export interface Beat {
   tenant_id: string;
   at: Date;
   health: GpuHealth[];
+  /** `health` as the JSON text the agent sent it, when known: stored as is rather than serialised again. */
+  healthText?: string;
   task: { task_id: string; attempt: number; step: number | null } | null;
 }
 
@@ -144,6 +146,10 @@ export function createLivenessWriter(pool: pg.Pool, options: LivenessWriterOptio
  */
 export async function upsertBeats(db: Pick<pg.Pool, 'query'>, beats: Beat[]): Promise<void> {
   if (beats.length === 0) return;
+  // The beats of one request share one Date: its ISO text is made once, not once per beat.
+  let lastAt: Date | null = null;
+  let lastAtText = '';
+  const atText = (at: Date) => (at === lastAt ? lastAtText : ((lastAt = at), (lastAtText = at.toISOString())));
   await db.query({
     name: 'ito_liveness_upsert',
     text: `insert into node_liveness as l (node_id, tenant_id, last_heartbeat_at, health, task_id, attempt, step, progress_at, step_s)
@@ -179,12 +185,13 @@ export async function upsertBeats(db: Pick<pg.Pool, 'query'>, beats: Beat[]): Pr
     values: [
       beats.map((b) => b.node_id),
       beats.map((b) => b.tenant_id),
-      beats.map((b) => b.at.toISOString()),
+      beats.map((b) => atText(b.at)),
       // One JSON document of every beat's health, not an array of JSON texts: nothing to escape element by
       // element on either side, and the bytes sent are the JSON's own (the health is most of a beat's bytes).
       // Split as `json` into a `json` column: PostgreSQL checks the text and keeps its bytes, where `jsonb`
       // would build each document anew (about two thirds of the statement's CPU when it did).
-      JSON.stringify(beats.map((b) => b.health)),
+      // A beat's health text, when the agent's own bytes are at hand, goes in as sent (gpus-text.ts).
+      `[${beats.map((b) => b.healthText ?? JSON.stringify(b.health)).join(',')}]`,
       beats.map((b) => b.task?.task_id ?? null),
       beats.map((b) => b.task?.attempt ?? null),
       beats.map((b) => b.task?.step ?? null),
