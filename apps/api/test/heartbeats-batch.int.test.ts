@@ -28,7 +28,7 @@ const register = async (n: number) => {
 const batch = (carrier: string, beats: unknown[]) => api.call('POST', '/v1/agent/heartbeats', { key: carrier, body: { beats } });
 const beatOf = (credential: string, extra: Record<string, unknown> = {}) => ({ credential, tasks: [], gpus, ...extra });
 const liveness = async () =>
-  (await api.pool.query<{ node_id: string; health: unknown }>('select node_id, health from node_liveness order by node_id')).rows;
+  (await api.pool.query<{ node_id: string; health: unknown }>('select node_id, health::json as health from node_liveness order by node_id')).rows;
 const livenessOf = async (ids: string[]) => (await liveness()).filter((r) => ids.includes(r.node_id));
 
 describe('batched heartbeats', () => {
@@ -53,7 +53,7 @@ describe('batched heartbeats', () => {
     for (const [body, stored] of [[text, '[\n    {\n     "index": 0,\n     "healthy": true,\n     "memory_used_gb": 7.01E1\n    }\n   ]'], [escaped, JSON.stringify(sent)]] as const) {
       const r = await fetch(`${api.url}/v1/agent/heartbeats`, { method: 'POST', headers: { authorization: `Bearer ${nodes[0]!.node_credential}`, 'content-type': 'application/json' }, body });
       expect(r.status).toBe(200);
-      const { rows } = await api.pool.query<{ text: string; health: unknown }>('select health::text as text, health from node_liveness where node_id = any($1)', [nodes.map((n) => n.node_id)]);
+      const { rows } = await api.pool.query<{ text: string; health: unknown }>('select health as text, health::json as health from node_liveness where node_id = any($1)', [nodes.map((n) => n.node_id)]);
       expect(rows.map((row) => [row.text, row.health])).toEqual(nodes.map(() => [stored, sent]));
     }
   });

@@ -49,6 +49,9 @@ export const DEFAULT_LIVENESS_WRITER: LivenessWriterOptions = { minGapMs: 5, ful
 
 const MAX_BATCH = 2_000;
 
+/** Between two beats' health texts in the statement's one parameter: U+0001, never raw in JSON text. */
+const HEALTH_SEPARATOR = '\u0001';
+
 /** Those waiting on a write: `left` beats of theirs still to be written; told once, of the first failure or of the last write. */
 type Waiter = { left: number; resolve: () => void; reject: (e: unknown) => void };
 
@@ -154,7 +157,7 @@ export async function upsertBeats(db: Pick<pg.Pool, 'query'>, beats: Beat[]): Pr
     name: 'ito_liveness_upsert',
     text: `insert into node_liveness as l (node_id, tenant_id, last_heartbeat_at, health, task_id, attempt, step, progress_at, step_s)
            select b.node_id, b.tenant_id, b.at, b.health, b.task_id, b.attempt, b.step, b.at, null
-           from rows from (unnest($1::text[]), unnest($2::text[]), unnest($3::timestamptz[]), json_array_elements($4::json),
+           from rows from (unnest($1::text[]), unnest($2::text[]), unnest($3::timestamptz[]), unnest(string_to_array($4::text, chr(1))),
                            unnest($5::text[]), unnest($6::int[]), unnest($7::int[]))
              as b(node_id, tenant_id, at, health, task_id, attempt, step)
            on conflict (node_id) do update set
@@ -186,12 +189,13 @@ export async function upsertBeats(db: Pick<pg.Pool, 'query'>, beats: Beat[]): Pr
       beats.map((b) => b.node_id),
       beats.map((b) => b.tenant_id),
       beats.map((b) => atText(b.at)),
-      // One JSON document of every beat's health, not an array of JSON texts: nothing to escape element by
-      // element on either side, and the bytes sent are the JSON's own (the health is most of a beat's bytes).
-      // Split as `json` into a `json` column: PostgreSQL checks the text and keeps its bytes, where `jsonb`
-      // would build each document anew (about two thirds of the statement's CPU when it did).
-      // A beat's health text, when the agent's own bytes are at hand, goes in as sent (gpus-text.ts).
-      `[${beats.map((b) => b.healthText ?? JSON.stringify(b.health)).join(',')}]`,
+      // Every beat's health JSON in one text, split at U+0001, which JSON text never holds raw (outside strings
+      // only whitespace may stand between tokens; inside them a control character is escaped): nothing to escape
+      // element by element as an array literal would need, and the bytes sent are the JSON's own (the health is
+      // most of a beat's bytes). Kept as `text`: the API checked this JSON already (schema.ts, nodeLiveness);
+      // `json` made PostgreSQL lex every byte again, and `jsonb` rebuilt each document. A beat's health text,
+      // when the agent's own bytes are at hand, goes in as sent (gpus-text.ts).
+      beats.map((b) => b.healthText ?? JSON.stringify(b.health)).join(HEALTH_SEPARATOR),
       beats.map((b) => b.task?.task_id ?? null),
       beats.map((b) => b.task?.attempt ?? null),
       beats.map((b) => b.task?.step ?? null),
