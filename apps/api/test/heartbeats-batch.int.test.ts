@@ -44,7 +44,7 @@ describe('batched heartbeats', () => {
     expect(await (await fetch(`${api.url}/metrics`)).text()).toMatch(/ito_heartbeats_ingested_total 3\b/);
   });
 
-  it('stores each beat’s GPU list as the text its agent sent (layout and number spelling kept), or serialised when the text cannot be cut with certainty', async () => {
+  it('stores each beat’s GPU list as the text its agent sent (layout and number spelling kept; single route too), or serialised when the text cannot be cut with certainty', async () => {
     const nodes = await register(3);
     const sent = [{ index: 0, healthy: true, memory_used_gb: 70.1 }];
     const text = JSON.stringify({ beats: nodes.map((n) => beatOf(n.node_credential, { gpus: sent })) }, null, 1).replaceAll('70.1', '7.01E1');
@@ -56,6 +56,12 @@ describe('batched heartbeats', () => {
       const { rows } = await api.pool.query<{ text: string; health: unknown }>('select health as text, health::json as health from node_liveness where node_id = any($1)', [nodes.map((n) => n.node_id)]);
       expect(rows.map((row) => [row.text, row.health])).toEqual(nodes.map(() => [stored, sent]));
     }
+    // The single route keeps its one list's text the same way.
+    const single = JSON.stringify({ tasks: [], gpus: sent }).replace('70.1', '7.01E1');
+    const r = await fetch(`${api.url}/v1/agent/heartbeat`, { method: 'POST', headers: { authorization: `Bearer ${nodes[0]!.node_credential}`, 'content-type': 'application/json' }, body: single });
+    expect(r.status).toBe(200);
+    const { rows } = await api.pool.query<{ text: string }>('select health as text from node_liveness where node_id = $1', [nodes[0]!.node_id]);
+    expect(rows[0]?.text).toBe('[{"index":0,"healthy":true,"memory_used_gb":7.01E1}]');
   });
 
   it('answers a beat that names a task its node does not run with that task to stop, as the single route does', async () => {

@@ -68,7 +68,7 @@ export function registerAgentRoutes(app: FastifyInstance, res: Resources, regist
     admission: res.heartbeats,
     body: agentHeartbeatBody,
     certainBody: certainHeartbeat,
-    handler: async ({ principal, body }) => ({ data: await heartbeat(res, nodeOf(principal), body) }),
+    handler: async ({ principal, body, certainBodyText }) => ({ data: await heartbeat(res, nodeOf(principal), body, certainBodyText) }),
   });
 
   defineRoute(app, res, registry, {
