@@ -64,6 +64,25 @@ describe('batched heartbeats', () => {
     expect(rows[0]?.text).toBe('[{"index":0,"healthy":true,"memory_used_gb":7.01E1}]');
   });
 
+  it('reads the beats’ credentials the cache does not hold in one statement for the batch, not one each', async () => {
+    const nodes = await register(4);
+    const names: string[] = [];
+    const query = api.pool.query.bind(api.pool);
+    api.pool.query = ((config: unknown, ...rest: unknown[]) => {
+      const name = (config as { name?: string } | null)?.name;
+      if (name?.startsWith('ito_node')) names.push(name);
+      return (query as (...a: unknown[]) => unknown)(config, ...rest);
+    }) as typeof api.pool.query;
+    try {
+      const answer = await batch(nodes[0]!.node_credential, nodes.map((n) => beatOf(n.node_credential)));
+      expect(answer.body.data.beats.map((b: { node_id: string }) => b.node_id)).toEqual(nodes.map((n) => n.node_id));
+    } finally {
+      api.pool.query = query;
+    }
+    // The carrier's header is authenticated (and cached) first; its own beat then hits the cache.
+    expect(names).toEqual(['ito_node_by_credential_hash', 'ito_nodes_by_credential_hashes']);
+  });
+
   it('answers a beat that names a task its node does not run with that task to stop, as the single route does', async () => {
     const [a, b] = await register(2);
     const task = { task_id: `tsk_${'0'.repeat(32)}`, attempt: 1, step: 5 };
