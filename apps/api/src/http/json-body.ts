@@ -4,6 +4,8 @@ import { ItoError, NO_VOCABULARY, parseStrictJson, renderJsonPath, type Vocabula
 /** What a route tells the body parser: the names its body schema defines, so a refused key can be named. */
 export interface BodyRouteConfig {
   bodyVocabulary?: Vocabulary;
+  /** The route reads its body's JSON text back ({@link bodyTextOf}): a hot route with a hand-written check. */
+  keepsBodyText?: boolean;
 }
 
 /** Each parsed body's JSON text, for a hot route that can use the bytes as sent (kept while the body lives). */
@@ -30,7 +32,9 @@ export function installStrictJsonBodies(app: FastifyInstance): void {
     if (text.length === 0) return done(new ItoError('validation_failed', 'the request body is empty; send a JSON object or no Content-Type'), undefined);
     const parsed = parseStrictJson(text);
     if (parsed.ok) {
-      if (typeof parsed.value === 'object' && parsed.value !== null) bodyTexts.set(parsed.value, text);
+      if (typeof parsed.value === 'object' && parsed.value !== null && (req.routeOptions.config as BodyRouteConfig | undefined)?.keepsBodyText) {
+        bodyTexts.set(parsed.value, text);
+      }
       return done(null, parsed.value);
     }
     const path = renderJsonPath(parsed.error.path, vocabularyFor(req));

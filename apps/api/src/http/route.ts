@@ -96,7 +96,7 @@ export function defineRoute<B extends z.ZodType = z.ZodUndefined, Q extends z.Zo
     ...(spec.notFound ? { notFound: spec.notFound } : {}),
     ...(spec.idempotencyKey ? { idempotencyKey: true } : {}),
   });
-  const config: BodyRouteConfig = spec.body ? { bodyVocabulary: vocabularyOf(spec.body) } : {};
+  const config: BodyRouteConfig = spec.body ? { bodyVocabulary: vocabularyOf(spec.body), ...(spec.certainBody ? { keepsBodyText: true } : {}) } : {};
   app.route({
     method: spec.method,
     url: `/v1${spec.url}`,
