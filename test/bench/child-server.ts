@@ -1,7 +1,8 @@
 /**
  * `ito-server start` (the built apps/server/dist/main.js) as a child process on a database the bench made, so
  * the load generator and the server under test each have their own event loop and their own CPU time. Resolves
- * once /readyz answers 200; `stop()` sends SIGTERM and waits for the exit (SIGKILL after 10 s).
+ * once /readyz answers 200; `stop()` sends SIGTERM and waits for the exit (SIGKILL after 10 s). With
+ * `BENCH_CPU_PROF=<dir>` in the bench's environment the server runs under `node --cpu-prof` into that directory.
  */
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -20,7 +21,9 @@ export async function startChildServer(opts: { databaseUrl: string; roles?: stri
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
   const main = new URL('../../apps/server/dist/main.js', import.meta.url).pathname;
-  const child = spawn(process.execPath, [main, 'start', ...(opts.roles ?? []).flatMap((r) => ['--role', r])], {
+  // BENCH_CPU_PROF=<dir>: the server writes a V8 CPU profile there when it exits (open with Chrome DevTools).
+  const profile = process.env.BENCH_CPU_PROF ? ['--cpu-prof', '--cpu-prof-dir', process.env.BENCH_CPU_PROF] : [];
+  const child = spawn(process.execPath, [...profile, main, 'start', ...(opts.roles ?? []).flatMap((r) => ['--role', r])], {
     env: {
       PATH: process.env.PATH ?? '',
       ITO_HOME: home,

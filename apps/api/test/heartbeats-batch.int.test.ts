@@ -28,7 +28,7 @@ const register = async (n: number) => {
 const batch = (carrier: string, beats: unknown[]) => api.call('POST', '/v1/agent/heartbeats', { key: carrier, body: { beats } });
 const beatOf = (credential: string, extra: Record<string, unknown> = {}) => ({ credential, tasks: [], gpus, ...extra });
 const liveness = async () =>
-  (await api.pool.query<{ node_id: string; health: unknown }>('select node_id, health from node_liveness order by node_id')).rows;
+  (await api.pool.query<{ node_id: string; health: unknown }>('select node_id, health::json as health from node_liveness order by node_id')).rows;
 const livenessOf = async (ids: string[]) => (await liveness()).filter((r) => ids.includes(r.node_id));
 
 describe('batched heartbeats', () => {
@@ -42,6 +42,45 @@ describe('batched heartbeats', () => {
     expect(rows.map((r) => r.node_id)).toEqual(nodes.map((n) => n.node_id).sort());
     for (const r of rows) expect(r.health).toEqual(gpus);
     expect(await (await fetch(`${api.url}/metrics`)).text()).toMatch(/ito_heartbeats_ingested_total 3\b/);
+  });
+
+  it('stores each beat’s GPU list as the text its agent sent (layout and number spelling kept; single route too), or serialised when the text cannot be cut with certainty', async () => {
+    const nodes = await register(3);
+    const sent = [{ index: 0, healthy: true, memory_used_gb: 70.1 }];
+    const text = JSON.stringify({ beats: nodes.map((n) => beatOf(n.node_credential, { gpus: sent })) }, null, 1).replaceAll('70.1', '7.01E1');
+    // The last beat's key spelt with an escape: the lists are then serialised from what was parsed, not cut.
+    const escaped = text.replace(/"gpus"(?![\s\S]*"gpus")/, '"gp\\u0075s"');
+    for (const [body, stored] of [[text, '[\n    {\n     "index": 0,\n     "healthy": true,\n     "memory_used_gb": 7.01E1\n    }\n   ]'], [escaped, JSON.stringify(sent)]] as const) {
+      const r = await fetch(`${api.url}/v1/agent/heartbeats`, { method: 'POST', headers: { authorization: `Bearer ${nodes[0]!.node_credential}`, 'content-type': 'application/json' }, body });
+      expect(r.status).toBe(200);
+      const { rows } = await api.pool.query<{ text: string; health: unknown }>('select health as text, health::json as health from node_liveness where node_id = any($1)', [nodes.map((n) => n.node_id)]);
+      expect(rows.map((row) => [row.text, row.health])).toEqual(nodes.map(() => [stored, sent]));
+    }
+    // The single route keeps its one list's text the same way.
+    const single = JSON.stringify({ tasks: [], gpus: sent }).replace('70.1', '7.01E1');
+    const r = await fetch(`${api.url}/v1/agent/heartbeat`, { method: 'POST', headers: { authorization: `Bearer ${nodes[0]!.node_credential}`, 'content-type': 'application/json' }, body: single });
+    expect(r.status).toBe(200);
+    const { rows } = await api.pool.query<{ text: string }>('select health as text from node_liveness where node_id = $1', [nodes[0]!.node_id]);
+    expect(rows[0]?.text).toBe('[{"index":0,"healthy":true,"memory_used_gb":7.01E1}]');
+  });
+
+  it('reads the beats’ credentials the cache does not hold in one statement for the batch, not one each', async () => {
+    const nodes = await register(4);
+    const names: string[] = [];
+    const query = api.pool.query.bind(api.pool);
+    api.pool.query = ((config: unknown, ...rest: unknown[]) => {
+      const name = (config as { name?: string } | null)?.name;
+      if (name?.startsWith('ito_node')) names.push(name);
+      return (query as (...a: unknown[]) => unknown)(config, ...rest);
+    }) as typeof api.pool.query;
+    try {
+      const answer = await batch(nodes[0]!.node_credential, nodes.map((n) => beatOf(n.node_credential)));
+      expect(answer.body.data.beats.map((b: { node_id: string }) => b.node_id)).toEqual(nodes.map((n) => n.node_id));
+    } finally {
+      api.pool.query = query;
+    }
+    // The carrier's header is authenticated (and cached) first; its own beat then hits the cache.
+    expect(names).toEqual(['ito_node_by_credential_hash', 'ito_nodes_by_credential_hashes']);
   });
 
   it('answers a beat that names a task its node does not run with that task to stop, as the single route does', async () => {

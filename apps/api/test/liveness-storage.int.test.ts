@@ -4,8 +4,9 @@ import { upsertBeats, type Beat } from '../src/agent/liveness-writer.js';
 import { usePool } from '../../../test/support/db.js';
 
 // How the liveness table stores a beat, which is what PostgreSQL's CPU per beat comes from: the GPU health kept
-// as the JSON text it was sent as (json, checked, not rebuilt as jsonb), and a beat's update staying on its
-// row's page (HOT: no new index entry), which needs free room on the pages (fillfactor).
+// as the JSON text it was sent as (text: the API checked it, so not lexed again as json, nor rebuilt as jsonb),
+// and a beat's update staying on its row's page (HOT: no new index entry), which needs free room on the pages
+// (fillfactor).
 
 const db = usePool(2);
 let pool: pg.Pool;
@@ -19,17 +20,17 @@ const beats = (from: number, n: number, at: Date, t: number): Beat[] =>
   Array.from({ length: n }, (_, i) => ({ node_id: node(from + i), tenant_id: 'ten_x', at, health: gpus(t + (i % 5)), task: null }));
 
 describe('liveness storage', () => {
-  it('keeps each beat’s GPU health as the JSON text it was sent as, and readers get the same list back', async () => {
+  it('keeps each beat’s GPU health as the JSON text it was sent as, and readers of health::json get the same list back', async () => {
     const at = new Date('2026-12-06T08:00:00.000Z');
     const sent = beats(0, 3, at, 60);
     await upsertBeats(pool, sent);
     const { rows } = await pool.query<{ node_id: string; text: string; health: unknown; type: string }>(
-      `select node_id, health::text as text, health, pg_typeof(health)::text as type from node_liveness where node_id = any($1) order by node_id`,
+      `select node_id, health as text, health::json as health, pg_typeof(health)::text as type from node_liveness where node_id = any($1) order by node_id`,
       [sent.map((b) => b.node_id)],
     );
     expect(rows).toHaveLength(3);
     for (const [i, row] of rows.entries()) {
-      expect(row.type).toBe('json');
+      expect(row.type).toBe('text');
       // jsonb would have rebuilt it (its own key order and spacing): the text is the sent JSON, byte for byte.
       expect(row.text).toBe(JSON.stringify(sent[i]!.health));
       expect(row.health).toEqual(sent[i]!.health);
@@ -38,7 +39,7 @@ describe('liveness storage', () => {
     // A newer beat replaces the health; an older one arriving late does not bring its health back.
     await upsertBeats(pool, [{ ...sent[0]!, at: new Date(at.getTime() + 2_000), health: gpus(70) }]);
     await upsertBeats(pool, [{ ...sent[0]!, at: new Date(at.getTime() + 1_000), health: gpus(65) }]);
-    const row = (await pool.query<{ health: unknown }>('select health from node_liveness where node_id = $1', [node(0)])).rows[0];
+    const row = (await pool.query<{ health: unknown }>('select health::json as health from node_liveness where node_id = $1', [node(0)])).rows[0];
     expect(row?.health).toEqual(gpus(70));
   });
 

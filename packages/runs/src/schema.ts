@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm';
-import { bigint, doublePrecision, index, integer, json, jsonb, pgTable, primaryKey, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
+import { bigint, doublePrecision, index, integer, jsonb, pgTable, primaryKey, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
 
 /**
  * The API's tables. Runs and bookings are projections of their event streams (rebuilt from the ledger);
@@ -239,14 +239,17 @@ export const rolloutPolicies = pgTable(
  * transitions (NodeLost, TaskHung, NodeRecovered).
  *
  * `step` is the furthest step the node's running task has reached, `progress_at` when it last moved, `step_s`
- * a moving average of the seconds one step takes there: the evidence a hang is judged on. `health` is `json`, not
- * `jsonb` (written every beat, never queried into: json only checks the text). Fillfactor 70 (custom migration).
+ * a moving average of the seconds one step takes there: the evidence a hang is judged on. `health` is the GPU
+ * list's JSON text, as `text`: written every beat and never queried into, and every writer hands it JSON the API
+ * already parsed and checked (a body's own bytes, or JSON.stringify of the checked list), so PostgreSQL's `json`
+ * check of the same bytes again was about a third of its CPU per beat (test/bench/README.md, heartbeats). Read it
+ * as `health::json`. Fillfactor 70 (custom migration).
  */
 export const nodeLiveness = pgTable('node_liveness', {
   nodeId: text('node_id').primaryKey(),
   tenantId: text('tenant_id').notNull(),
   lastHeartbeatAt: timestamp('last_heartbeat_at', { withTimezone: true }).notNull(),
-  health: json('health'),
+  health: text('health'),
   taskId: text('task_id'),
   attempt: integer('attempt'),
   step: integer('step'),

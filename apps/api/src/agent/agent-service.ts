@@ -14,6 +14,7 @@ import { directiveFor, normalizeRunAggregate, type RunAggregate } from '@ito/dom
 import type { Principal } from '../auth/principal.js';
 import type { Resources } from '../resources.js';
 import type { AgentSettings } from './agent-settings.js';
+import { gpusTexts } from './gpus-text.js';
 import type { Beat } from './liveness-writer.js';
 
 export type NodePrincipal = Extract<Principal, { kind: 'node' }>;
@@ -52,8 +53,12 @@ interface TaskWithRun {
  * `POST /v1/agent/heartbeat`: liveness and GPU health, without an event (the ledger records transitions, not
  * beats). The answer names the tasks the agent runs that it must stop, and what each running one should do.
  */
-export async function heartbeat(res: Resources, node: NodePrincipal, body: AgentHeartbeatBody): Promise<HeartbeatAnswer> {
-  await res.liveness.record(beatOf(node, body, res.now()));
+export async function heartbeat(res: Resources, node: NodePrincipal, body: AgentHeartbeatBody, certainText?: string): Promise<HeartbeatAnswer> {
+  const beat = beatOf(node, body, res.now());
+  // The body's own GPU list text when the hand-written check accepted it (gpus-text.ts: one beat, one list).
+  const healthText = certainText !== undefined ? gpusTexts(certainText, 1)?.[0] : undefined;
+  if (healthText !== undefined) beat.healthText = healthText;
+  await res.liveness.record(beat);
   res.metrics.heartbeatsIngested.inc();
   return { interval_s: res.agent.heartbeatIntervalS, ...(await tasksToStop(res, node, body.tasks)) };
 }

@@ -1,8 +1,8 @@
 import { ItoError, type AgentHeartbeatsBody, type BatchedBeatAnswer, type HeartbeatsAnswer } from '@ito/contracts';
 import { hashSecret } from '@ito/runs';
-import { authenticate } from '../auth/authenticate.js';
 import type { Resources } from '../resources.js';
 import { beatOf, judgeReportedTasks, type NodePrincipal, type ReportedTaskRow } from './agent-service.js';
+import { gpusTexts } from './gpus-text.js';
 import type { Beat } from './liveness-writer.js';
 
 type Verdict = { node: NodePrincipal } | { refused: 'unauthenticated' | 'credential_revoked' };
@@ -14,9 +14,10 @@ type Verdict = { node: NodePrincipal } | { refused: 'unauthenticated' | 'credent
  * unknown or revoked is refused alone, in its place in the answer; the others are recorded, in the liveness
  * writer's batches, before the answer is sent. `refusedBeats` is told how many were refused: each spends the
  * caller's failed-authentication budget as a single heartbeat with that credential would, so a batch is no way
- * to try more credentials than single requests could.
+ * to try more credentials than single requests could. `certainText`, the JSON text of a body the hand-written
+ * check accepted, lets each beat's GPU list be stored as the bytes the agent sent ({@link gpusTexts}).
  */
-export async function heartbeats(res: Resources, body: AgentHeartbeatsBody, refusedBeats: (n: number) => void): Promise<HeartbeatsAnswer> {
+export async function heartbeats(res: Resources, body: AgentHeartbeatsBody, refusedBeats: (n: number) => void, certainText?: string): Promise<HeartbeatsAnswer> {
   const verdicts = await verifyAll(res, body.beats);
   const nodes = new Set<string>();
   for (const v of verdicts) {
@@ -27,11 +28,17 @@ export async function heartbeats(res: Resources, body: AgentHeartbeatsBody, refu
   }
   const now = res.now();
   const recorded: Beat[] = [];
+  const healthTexts = certainText !== undefined ? gpusTexts(certainText, body.beats.length) : undefined;
   let refused = 0;
   for (let i = 0; i < verdicts.length; i++) {
     const v = verdicts[i]!;
-    if ('node' in v) recorded.push(beatOf(v.node, body.beats[i]!, now));
-    else refused++;
+    if (!('node' in v)) {
+      refused++;
+      continue;
+    }
+    const beat = beatOf(v.node, body.beats[i]!, now);
+    if (healthTexts) beat.healthText = healthTexts[i]!;
+    recorded.push(beat);
   }
   // One promise for the batch's beats, settled when the last of them is written.
   await res.liveness.recordAll(recorded);
@@ -73,29 +80,45 @@ async function reportedTasks(res: Resources, verdicts: Verdict[], body: AgentHea
  * Every beat's credential. A credential this process verified before is answered from the cache at once, as
  * `authenticate` would answer it (its hash, looked up while revocations are heard), without the bearer parsing,
  * shape check and promise `authenticate` spends on each: the body's schema already checked each credential's
- * shape, and only a credential found in the database is ever cached. The rest go through {@link verify}.
+ * shape, and only a credential found in the database is ever cached. The rest are read in one statement for
+ * the whole batch ({@link verifyMisses}).
  */
 async function verifyAll(res: Resources, beats: AgentHeartbeatsBody['beats']): Promise<Verdict[]> {
   const verdicts: Verdict[] = new Array<Verdict>(beats.length);
-  let misses: Array<Promise<void>> | null = null;
+  let misses: Array<{ at: number; hash: string }> | null = null;
   for (let i = 0; i < beats.length; i++) {
-    const credential = beats[i]!.credential;
-    const cached = res.nodeCredentials.get(hashSecret(credential));
+    const hash = hashSecret(beats[i]!.credential);
+    const cached = res.nodeCredentials.get(hash);
     if (cached) verdicts[i] = { node: { kind: 'node', ...cached } };
-    else (misses ??= []).push(verify(res, credential).then((v) => void (verdicts[i] = v)));
+    else (misses ??= []).push({ at: i, hash });
   }
-  if (misses) await Promise.all(misses);
+  if (misses) await verifyMisses(res, misses, verdicts);
   return verdicts;
 }
 
-/** One beat's credential, as the bearer header of a single heartbeat is checked; its refusal stays the beat's. */
-async function verify(res: Resources, credential: string): Promise<Verdict> {
-  try {
-    const principal = await authenticate(res.pool, `Bearer ${credential}`, res.nodeCredentials);
-    if (principal?.kind === 'node') return { node: principal };
-    return { refused: 'unauthenticated' };
-  } catch (err) {
-    if (err instanceof ItoError && (err.code === 'unauthenticated' || err.code === 'credential_revoked')) return { refused: err.code };
-    throw err;
+/**
+ * The credentials the cache did not answer, checked as `authenticate` checks one (unknown: `unauthenticated`;
+ * revoked: `credential_revoked`; else the node, cached under the ticket taken before the read), in ONE read for
+ * the batch. One read each took a pooled connection each: when a host's credentials all missed at once (a
+ * fresh process, the cache's TTL ending for nodes cached together, the LISTEN connection down) a batch of 16
+ * opened up to 16 connections, and the pool closed them again when idle.
+ */
+async function verifyMisses(res: Resources, misses: ReadonlyArray<{ at: number; hash: string }>, verdicts: Verdict[]): Promise<void> {
+  const ticket = res.nodeCredentials.ticket();
+  const { rows } = await res.pool.query<{ credential_hash: string; node_id: string; tenant_id: string; booking_id: string; revoked_at: Date | null }>({
+    name: 'ito_nodes_by_credential_hashes',
+    text: 'select credential_hash, node_id, tenant_id, booking_id, revoked_at from nodes where credential_hash = any($1::text[])',
+    values: [misses.map((m) => m.hash)],
+  });
+  const byHash = new Map(rows.map((r) => [r.credential_hash, r]));
+  for (const { at, hash } of misses) {
+    const node = byHash.get(hash);
+    if (!node) verdicts[at] = { refused: 'unauthenticated' };
+    else if (node.revoked_at) verdicts[at] = { refused: 'credential_revoked' };
+    else {
+      const identity = { tenantId: node.tenant_id, nodeId: node.node_id, bookingId: node.booking_id };
+      res.nodeCredentials.put(hash, identity, ticket);
+      verdicts[at] = { node: { kind: 'node', ...identity } };
+    }
   }
 }

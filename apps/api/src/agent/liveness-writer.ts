@@ -7,6 +7,8 @@ export interface Beat {
   tenant_id: string;
   at: Date;
   health: GpuHealth[];
+  /** `health` as the JSON text the agent sent it, when known: stored as is rather than serialised again. */
+  healthText?: string;
   task: { task_id: string; attempt: number; step: number | null } | null;
 }
 
@@ -46,6 +48,9 @@ export interface LivenessWriterOptions {
 export const DEFAULT_LIVENESS_WRITER: LivenessWriterOptions = { minGapMs: 5, fullBatch: 256 };
 
 const MAX_BATCH = 2_000;
+
+/** Between two beats' health texts in the statement's one parameter: U+0001, never raw in JSON text. */
+const HEALTH_SEPARATOR = '\u0001';
 
 /** Those waiting on a write: `left` beats of theirs still to be written; told once, of the first failure or of the last write. */
 type Waiter = { left: number; resolve: () => void; reject: (e: unknown) => void };
@@ -144,11 +149,15 @@ export function createLivenessWriter(pool: pg.Pool, options: LivenessWriterOptio
  */
 export async function upsertBeats(db: Pick<pg.Pool, 'query'>, beats: Beat[]): Promise<void> {
   if (beats.length === 0) return;
+  // The beats of one request share one Date: its ISO text is made once, not once per beat.
+  let lastAt: Date | null = null;
+  let lastAtText = '';
+  const atText = (at: Date) => (at === lastAt ? lastAtText : ((lastAt = at), (lastAtText = at.toISOString())));
   await db.query({
     name: 'ito_liveness_upsert',
     text: `insert into node_liveness as l (node_id, tenant_id, last_heartbeat_at, health, task_id, attempt, step, progress_at, step_s)
            select b.node_id, b.tenant_id, b.at, b.health, b.task_id, b.attempt, b.step, b.at, null
-           from rows from (unnest($1::text[]), unnest($2::text[]), unnest($3::timestamptz[]), json_array_elements($4::json),
+           from rows from (unnest($1::text[]), unnest($2::text[]), unnest($3::timestamptz[]), unnest(string_to_array($4::text, chr(1))),
                            unnest($5::text[]), unnest($6::int[]), unnest($7::int[]))
              as b(node_id, tenant_id, at, health, task_id, attempt, step)
            on conflict (node_id) do update set
@@ -179,12 +188,14 @@ export async function upsertBeats(db: Pick<pg.Pool, 'query'>, beats: Beat[]): Pr
     values: [
       beats.map((b) => b.node_id),
       beats.map((b) => b.tenant_id),
-      beats.map((b) => b.at.toISOString()),
-      // One JSON document of every beat's health, not an array of JSON texts: nothing to escape element by
-      // element on either side, and the bytes sent are the JSON's own (the health is most of a beat's bytes).
-      // Split as `json` into a `json` column: PostgreSQL checks the text and keeps its bytes, where `jsonb`
-      // would build each document anew (about two thirds of the statement's CPU when it did).
-      JSON.stringify(beats.map((b) => b.health)),
+      beats.map((b) => atText(b.at)),
+      // Every beat's health JSON in one text, split at U+0001, which JSON text never holds raw (outside strings
+      // only whitespace may stand between tokens; inside them a control character is escaped): nothing to escape
+      // element by element as an array literal would need, and the bytes sent are the JSON's own (the health is
+      // most of a beat's bytes). Kept as `text`: the API checked this JSON already (schema.ts, nodeLiveness);
+      // `json` made PostgreSQL lex every byte again, and `jsonb` rebuilt each document. A beat's health text,
+      // when the agent's own bytes are at hand, goes in as sent (gpus-text.ts).
+      beats.map((b) => b.healthText ?? JSON.stringify(b.health)).join(HEALTH_SEPARATOR),
       beats.map((b) => b.task?.task_id ?? null),
       beats.map((b) => b.task?.attempt ?? null),
       beats.map((b) => b.task?.step ?? null),

@@ -8,7 +8,7 @@ import type { Resources } from '../resources.js';
 import type { Admission } from './admission.js';
 import { requireIdempotencyKey } from '../services/idempotent.js';
 import { rememberValidatedIds } from './access-log.js';
-import type { BodyRouteConfig } from './json-body.js';
+import { bodyTextOf, type BodyRouteConfig } from './json-body.js';
 
 type Access = { scope: Scope } | { node: true } | { public: true } | { authenticated: true };
 
@@ -24,6 +24,11 @@ export interface RouteContext<B, Q, P> {
   actor: string;
   /** Set when the route requires an Idempotency-Key; checked before the body, as the gates demand. */
   idempotencyKey: string;
+  /**
+   * The JSON text `body` was parsed from, when `certainBody` accepted it (`body` is then the parsed text itself,
+   * not the schema's copy); undefined otherwise.
+   */
+  certainBodyText: string | undefined;
 }
 
 export interface RouteResult<T> {
@@ -91,7 +96,7 @@ export function defineRoute<B extends z.ZodType = z.ZodUndefined, Q extends z.Zo
     ...(spec.notFound ? { notFound: spec.notFound } : {}),
     ...(spec.idempotencyKey ? { idempotencyKey: true } : {}),
   });
-  const config: BodyRouteConfig = spec.body ? { bodyVocabulary: vocabularyOf(spec.body) } : {};
+  const config: BodyRouteConfig = spec.body ? { bodyVocabulary: vocabularyOf(spec.body), ...(spec.certainBody ? { keepsBodyText: true } : {}) } : {};
   app.route({
     method: spec.method,
     url: `/v1${spec.url}`,
@@ -126,8 +131,10 @@ export function defineRoute<B extends z.ZodType = z.ZodUndefined, Q extends z.Zo
     const params = spec.params ? validatePath(spec.params, req.params, spec.notFound ?? 'not_found') : undefined;
     if (params) rememberValidatedIds(req, loggableIds(params as Record<string, string>));
     const query = spec.query ? validate(spec.query, refuseNul(req.query, 'query'), 'query') : undefined;
-    const body = spec.body ? (spec.certainBody?.(req.body) ?? validate(spec.body, req.body ?? {}, 'body')) : undefined;
-    const out = await spec.handler({ req, reply, body, query, params, principal, tenantId, actor, idempotencyKey } as RouteContext<z.output<B>, z.output<Q>, z.output<P>>);
+    const certain = spec.certainBody?.(req.body);
+    const body = spec.body ? (certain ?? validate(spec.body, req.body ?? {}, 'body')) : undefined;
+    const certainBodyText = certain !== undefined ? bodyTextOf(certain) : undefined;
+    const out = await spec.handler({ req, reply, body, query, params, principal, tenantId, actor, idempotencyKey, certainBodyText } as RouteContext<z.output<B>, z.output<Q>, z.output<P>>);
     reply.code(out.status ?? 200);
     return ok(out.data, { notice: out.notice ?? null });
   }

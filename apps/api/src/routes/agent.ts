@@ -68,7 +68,7 @@ export function registerAgentRoutes(app: FastifyInstance, res: Resources, regist
     admission: res.heartbeats,
     body: agentHeartbeatBody,
     certainBody: certainHeartbeat,
-    handler: async ({ principal, body }) => ({ data: await heartbeat(res, nodeOf(principal), body) }),
+    handler: async ({ principal, body, certainBodyText }) => ({ data: await heartbeat(res, nodeOf(principal), body, certainBodyText) }),
   });
 
   defineRoute(app, res, registry, {
@@ -82,7 +82,9 @@ export function registerAgentRoutes(app: FastifyInstance, res: Resources, regist
     body: agentHeartbeatsBody,
     certainBody: certainHeartbeats,
     // Each refused beat spends the address's failed-authentication budget as a single heartbeat's would.
-    handler: async ({ req, body }) => ({ data: await heartbeats(res, body, (refused) => Array.from({ length: refused }, () => res.authFailures.record(req.ip))) }),
+    handler: async ({ req, body, certainBodyText }) => ({
+      data: await heartbeats(res, body, (refused) => Array.from({ length: refused }, () => res.authFailures.record(req.ip)), certainBodyText),
+    }),
   });
 
   defineRoute(app, res, registry, {

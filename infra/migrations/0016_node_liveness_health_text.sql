@@ -1,0 +1,1 @@
+ALTER TABLE "node_liveness" ALTER COLUMN "health" SET DATA TYPE text;
