@@ -6,6 +6,7 @@ import {
   type InterruptionCause,
   type TelemetryUnit,
   type WindowPieces,
+  TIME_LABELS,
 } from '@ito/telemetry';
 import { emptyUnitOf, n, NOT_SIMULATED, ownedBy } from './desk-sql.js';
 import type { DeskReads } from './desk-snapshot.js';
@@ -42,30 +43,52 @@ const addTo = <K>(m: Map<K, Map<string, number>>, k: K, label: string, v: number
 };
 
 /**
- * The window's covered time: whole days from telemetry_day_sums (one row per booking, day and label, summed in
- * SQL both ways at once), the parts of days at the window's and buckets' edges from the runs' segments that
- * overlap them (the GiST index on their span; none for a window and buckets of whole UTC days).
+ * A booking's sums, one column per label (`sum(ms) filter (where label = '…')`, null where it had no rows):
+ * grouping by the booking alone and picking the label per row cost PostgreSQL less than hashing (booking, label)
+ * pairs and a json_object_agg of them (≈ 33 ms of CPU against ≈ 52 for the 70,000 day rows of 2,000 bookings
+ * over 30 days, measured side by side). The labels are the code's own constants, never input.
+ */
+const LABEL_SUMS = TIME_LABELS.map((l, i) => `sum(d.ms) filter (where d.label = '${l}')::text as l${i}`).join(', ');
+
+/** Adds a row's per-label columns (LABEL_SUMS) under `key`. */
+function addLabelColumns<K>(m: Map<K, Map<string, number>>, key: K, row: Record<string, unknown>): void {
+  for (const [i, label] of TIME_LABELS.entries()) {
+    const v = row[`l${i}`];
+    if (v !== null && v !== undefined) addTo(m, key, label, n(v));
+  }
+}
+
+/**
+ * The window's covered time: whole days from telemetry_day_sums (one row per booking, day and label), summed in
+ * SQL by booking and, in a second query beside it on its own connection, by series bucket (× the booking's
+ * nodes); the parts of days at the window's and buckets' edges from the runs' segments that overlap them (the
+ * GiST index on their span; none for a window and buckets of whole UTC days).
  */
 async function readCoverage(pool: DeskReads, w: DeskWindow): Promise<Coverage> {
   const days = w.pieces.days.map((d) => d.day);
-  const full = ownedBy(w.tenantId, 'd.booking_id', [days, w.from, w.width, w.simulated]);
+  const byBooking = ownedBy(w.tenantId, 'd.booking_id', [days, w.simulated]);
+  const byBucket = ownedBy(w.tenantId, 'd.booking_id', [days, w.from, w.width, w.simulated]);
   const part = ownedBy(w.tenantId, 's.booking_id', [w.pieces.partial.map((p) => p.from), w.pieces.partial.map((p) => p.to), w.pieces.partial.map((p) => p.bucket), w.simulated]);
-  const [whole, edges] = await Promise.all([
+  const none = { rows: [] as Array<Record<string, unknown>> };
+  const [bookings, buckets, edges] = await Promise.all([
     days.length === 0
-      ? { rows: [] }
+      ? none
       : pool.query(
-          // One row per booking and per bucket, its labels' sums as one JSON object (one parse, not a row each).
-          `select per_bucket, key, json_object_agg(label, ms) as labels from (
-             select grouping(d.booking_id) = 1 as per_bucket, coalesce(d.booking_id, ((d.day_ms - $2::bigint) / $3::bigint)::text) as key, d.label,
-               case when grouping(d.booking_id) = 1 then sum(d.ms * b.nodes) else sum(d.ms) end as ms
-             from telemetry_day_sums d join telemetry_bookings b using (booking_id)
-             where d.day_ms = any($1::bigint[]) and ${NOT_SIMULATED('d.booking_id', 4)}${full.sql}
-             group by grouping sets ((d.booking_id, d.label), ((d.day_ms - $2::bigint) / $3::bigint, d.label))
-           ) x group by per_bucket, key`,
-          full.params,
+          `select d.booking_id, ${LABEL_SUMS} from telemetry_day_sums d
+           where d.day_ms = any($1::bigint[]) and ${NOT_SIMULATED('d.booking_id', 2)}${byBooking.sql} group by d.booking_id`,
+          byBooking.params,
+        ),
+    days.length === 0
+      ? none
+      : pool.query(
+          // By day and label, few groups to hash (a bucket of several days sums its days here, below).
+          `select ((d.day_ms - $2::bigint) / $3::bigint)::text as bucket, d.label, sum(d.ms * b.nodes)::text as ms
+           from telemetry_day_sums d join telemetry_bookings b using (booking_id)
+           where d.day_ms = any($1::bigint[]) and ${NOT_SIMULATED('d.booking_id', 4)}${byBucket.sql} group by d.day_ms, d.label`,
+          byBucket.params,
         ),
     w.pieces.partial.length === 0
-      ? { rows: [] }
+      ? none
       : pool.query(
           `select p.bucket, s.booking_id, s.label, sum(least(s.end_ms, p.b) - greatest(s.start_ms, p.a))::text as ms, b.nodes
            from unnest($1::bigint[], $2::bigint[], $3::int[]) p(a, b, bucket)
@@ -76,15 +99,11 @@ async function readCoverage(pool: DeskReads, w: DeskWindow): Promise<Coverage> {
         ),
   ]);
   const out: Coverage = { byBooking: new Map(), byBucket: new Map() };
-  for (const r of whole.rows as Array<{ per_bucket: boolean; key: string; labels: Record<string, number> }>) {
-    for (const [label, ms] of Object.entries(r.labels)) {
-      if (r.per_bucket) addTo(out.byBucket, n(r.key), label, ms);
-      else addTo(out.byBooking, r.key, label, ms);
-    }
-  }
+  for (const r of buckets.rows) addTo(out.byBucket, n(r.bucket), String(r.label), n(r.ms));
+  for (const r of bookings.rows) addLabelColumns(out.byBooking, String(r.booking_id), r);
   for (const r of edges.rows) {
-    addTo(out.byBucket, n(r.bucket), r.label, n(r.ms) * n(r.nodes));
-    addTo(out.byBooking, String(r.booking_id), r.label, n(r.ms));
+    addTo(out.byBucket, n(r.bucket), String(r.label), n(r.ms) * n(r.nodes));
+    addTo(out.byBooking, String(r.booking_id), String(r.label), n(r.ms));
   }
   return out;
 }
