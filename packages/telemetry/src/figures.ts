@@ -1,5 +1,4 @@
 import { BADPUT_CAUSES, INTERRUPTION_CAUSES, type BadputCause, type InterruptionCause, type TimeLabel } from './causes.js';
-import { ValueCounts } from './value-counts.js';
 
 export const GROUP_KEYS = ['run', 'booking', 'region', 'fabric', 'gpu'] as const;
 export type GroupKey = (typeof GROUP_KEYS)[number];
@@ -84,14 +83,16 @@ export function distribution(values: readonly number[]): Distribution {
 
 /** As distribution, over values given with their counts: the same nearest-rank figures as the expanded list. */
 export function countedDistribution(values: CountedValues): Distribution {
-  const counts = new ValueCounts();
-  for (const [v, c] of values) counts.add(v, c);
-  return distributionOf(counts);
-}
-
-function distributionOf(counts: ValueCounts): Distribution {
-  const [p50, p95] = counts.percentiles([0.5, 0.95]);
-  return { count: counts.total, p50: p50 ?? null, p95: p95 ?? null };
+  const sorted = values.filter(([, c]) => c > 0).sort((a, b) => a[0] - b[0]);
+  const count = sorted.reduce((n, [, c]) => n + c, 0);
+  const at = (q: number): number | null => {
+    if (count === 0) return null;
+    const rank = Math.max(1, Math.ceil(q * count));
+    let seen = 0;
+    for (const [v, c] of sorted) if ((seen += c) >= rank) return v;
+    return null;
+  };
+  return { count, p50: at(0.5), p95: at(0.95) };
 }
 
 function zeroes<K extends string>(keys: readonly K[]): Record<K, number> {
@@ -128,7 +129,7 @@ function figuresOf(group: Partial<Record<GroupKey, string>>, members: readonly T
   let productive = 0;
   let bookedUsd = 0;
   let productiveGpuMs = 0;
-  const values: Record<DistributionMetric, ValueCounts> = { save_bandwidth: new ValueCounts(), restore_bandwidth: new ValueCounts(), detection_ms: new ValueCounts(), resume_ms: new ValueCounts() };
+  const values: Record<DistributionMetric, CountedValues> = { save_bandwidth: [], restore_bandwidth: [], detection_ms: [], resume_ms: [] };
   for (const u of members) {
     let covered = 0;
     for (const label of COVERED_LABELS) covered += u.covered_node_ms[label];
@@ -140,11 +141,11 @@ function figuresOf(group: Partial<Record<GroupKey, string>>, members: readonly T
     for (const c of INTERRUPTION_CAUSES) interruptions[c] += u.interruptions[c];
     bookedUsd += (u.rate_usd_per_gpu_hour * u.gpus_per_node * unitBooked) / MS_PER_HOUR;
     productiveGpuMs += u.covered_node_ms.productive * u.gpus_per_node;
-    for (const v of u.save_bandwidths) values.save_bandwidth.add(v);
-    for (const v of u.restore_bandwidths) values.restore_bandwidth.add(v);
-    for (const v of u.detection_ms) values.detection_ms.add(v);
-    for (const v of u.resume_ms) values.resume_ms.add(v);
-    if (u.counted) for (const m of DISTRIBUTION_METRICS) for (const [v, c] of u.counted[m] ?? []) values[m].add(v, c);
+    const plain: Record<DistributionMetric, number[]> = { save_bandwidth: u.save_bandwidths, restore_bandwidth: u.restore_bandwidths, detection_ms: u.detection_ms, resume_ms: u.resume_ms };
+    for (const m of DISTRIBUTION_METRICS) {
+      for (const v of plain[m]) values[m].push([v, 1]);
+      for (const pair of u.counted?.[m] ?? []) values[m].push(pair);
+    }
   }
   const total = INTERRUPTION_CAUSES.reduce((n, c) => n + interruptions[c], 0);
   const per1k = (n: number) => (n * 1000 * MS_PER_HOUR) / booked;
@@ -159,10 +160,10 @@ function figuresOf(group: Partial<Record<GroupKey, string>>, members: readonly T
     interruptions: { ...interruptions, total },
     interruption_rate_per_1k_node_hours:
       booked > 0 ? { ...(Object.fromEntries(INTERRUPTION_CAUSES.map((c) => [c, per1k(interruptions[c])])) as Record<InterruptionCause, number>), total: per1k(total) } : null,
-    checkpoint_save_bandwidth_bytes_per_s: distributionOf(values.save_bandwidth),
-    checkpoint_restore_bandwidth_bytes_per_s: distributionOf(values.restore_bandwidth),
-    detection_latency_ms: distributionOf(values.detection_ms),
-    resume_latency_ms: distributionOf(values.resume_ms),
+    checkpoint_save_bandwidth_bytes_per_s: countedDistribution(values.save_bandwidth),
+    checkpoint_restore_bandwidth_bytes_per_s: countedDistribution(values.restore_bandwidth),
+    detection_latency_ms: countedDistribution(values.detection_ms),
+    resume_latency_ms: countedDistribution(values.resume_ms),
     booked_usd: bookedUsd,
     effective_usd_per_productive_gpu_hour: productiveGpuMs > 0 ? bookedUsd / (productiveGpuMs / MS_PER_HOUR) : null,
   };
