@@ -149,6 +149,17 @@ describe('the telemetry projection appends per-day sums', () => {
     expect(d.series.buckets.map((b: any) => b.productive_node_ms)).toEqual([byDay.get(T0 - DAY_MS), byDay.get(T0)! + longProductive]);
     const edges = await figures(days(T0 - DAY_MS + 1, T0 + DAY_MS - 1, 2));
     expect(edges.series.buckets[0].productive_node_ms).toBe(byDay.get(T0 - DAY_MS));
+    // The same whole days by booking (its sums read one column a label): each label is the two runs' segments'.
+    const byLabel: Record<string, number> = {};
+    for (const run of [KNOWN_RUN, LONG_RUN]) {
+      for (const [start, end, label] of runTelemetryOf(run, events.filter((x) => x.runId === run).map((x) => x.e)).segments) if (label !== 'idle') byLabel[label] = (byLabel[label] ?? 0) + (end - start) * 2;
+    }
+    const { groups } = await figures(days(T0 - DAY_MS, T0 + DAY_MS, 2, 'booking'));
+    expect(groups).toHaveLength(1);
+    const { idle: _idle, ...causes } = groups[0].badput_by_cause_node_ms as Record<string, number>;
+    const read = { productive: groups[0].productive_node_ms, ...causes };
+    expect(Object.keys(byLabel).length).toBeGreaterThan(3);
+    expect(Object.fromEntries(Object.entries(read).filter(([, ms]) => ms !== 0))).toEqual(Object.fromEntries(Object.entries(byLabel).filter(([, ms]) => ms !== 0)));
   });
 
   it('a replay from position 0 gives the rows the incremental folds gave, and a time-scaled run leaves no sums', async () => {

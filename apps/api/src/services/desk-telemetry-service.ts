@@ -19,8 +19,9 @@ export interface DeskTelemetryQuery {
 }
 
 /**
- * Connections one desk query reads its snapshot on: its heavy reads (the day sums, the histograms) each get one
- * and the small ones share. Two queries at once (desk-admission.ts) hold eight of the pool's thirty.
+ * Connections one desk query reads its snapshot on: its four heavy reads (the day sums by booking and by day, the
+ * histograms' two parts, desk-sums-read.ts) each get one and the small ones queue behind them. Two queries at
+ * once (desk-admission.ts) hold eight of the pool's thirty.
  */
 const DESK_READ_CONNECTIONS = 4;
 
