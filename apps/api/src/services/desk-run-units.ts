@@ -2,14 +2,14 @@ import type { CoveredLabel, InterruptionCause, TelemetryUnit } from '@ito/teleme
 import { emptyUnitOf, n, NOT_SIMULATED, ownedBy } from './desk-sql.js';
 import type { DeskReads } from './desk-snapshot.js';
 
+/** Stored segments meeting [$1, $2): cut at UTC midnights, each starts at or after $1's midnight (a btree range). */
+const MEETS = (t: string) => `${t}start_ms >= $1::bigint - ($1::bigint % 86400000 + 86400000) % 86400000 and ${t}start_ms < $2 and ${t}end_ms > $1`;
+
 /**
  * One unit per run (grouping by run): a run's segments are contiguous over its span, so its booked time is what
  * they cover (0 here; groupFigures takes the larger of booked and covered). Read from the runs' stored rows in
  * the window: a question about each run is answered from each run's rows, not from the per-day sums.
  */
-/** Stored segments meeting [$1, $2): cut at UTC midnights, each starts at or after $1's midnight (a btree range). */
-const MEETS = (t: string) => `${t}start_ms >= $1::bigint - ($1::bigint % 86400000 + 86400000) % 86400000 and ${t}start_ms < $2 and ${t}end_ms > $1`;
-
 export async function loadRunUnits(pool: DeskReads, from: number, to: number, tenantId: string | null, simulated: string[]): Promise<TelemetryUnit[]> {
   const mine = (col: string) => ownedBy(tenantId, col, [from, to]);
   const [b, s, i, c] = [mine('booking_id'), mine('s.booking_id'), mine('s.booking_id'), mine('s.booking_id')];
