@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLedger } from '@ito/ledger';
-import { DAY_MS, runTelemetryOf, splitByDay, type TelemetryEvent } from '@ito/telemetry';
+import { clippedMs, DAY_MS, dayOf, runTelemetryOf, splitByDay, type TelemetryEvent } from '@ito/telemetry';
+import { loadRunRows } from '../src/projections/telemetry-rows.js';
 import { telemetryProjection } from '../src/projections/telemetry-projection.js';
 import { startApi, type Api } from '../../../test/support/api.js';
 import { seedDemoTelemetry } from '../../../test/support/telemetry.js';
@@ -149,6 +150,7 @@ describe('the telemetry projection appends per-day sums', () => {
     expect(d.series.buckets.map((b: any) => b.productive_node_ms)).toEqual([byDay.get(T0 - DAY_MS), byDay.get(T0)! + longProductive]);
     const edges = await figures(days(T0 - DAY_MS + 1, T0 + DAY_MS - 1, 2));
     expect(edges.series.buckets[0].productive_node_ms).toBe(byDay.get(T0 - DAY_MS));
+    expect(edges.series.buckets[1].productive_node_ms).toBe(byDay.get(T0)! + longProductive);
     // The same whole days by booking (its sums read one column a label): each label is the two runs' segments'.
     const byLabel: Record<string, number> = {};
     for (const run of [KNOWN_RUN, LONG_RUN]) {
@@ -160,6 +162,23 @@ describe('the telemetry projection appends per-day sums', () => {
     const read = { productive: groups[0].productive_node_ms, ...causes };
     expect(Object.keys(byLabel).length).toBeGreaterThan(3);
     expect(Object.fromEntries(Object.entries(read).filter(([, ms]) => ms !== 0))).toEqual(Object.fromEntries(Object.entries(byLabel).filter(([, ms]) => ms !== 0)));
+  });
+
+  it('stores segments cut at UTC midnights, read at an edge inside a segment that crossed midnight', async () => {
+    await refold(1000);
+    const known = runTelemetryOf(KNOWN_RUN, events.filter((x) => x.runId === KNOWN_RUN).map((x) => x.e)).segments;
+    const stored = (await projected()).segments.map((r) => [Number(r.start_ms), Number(r.end_ms)] as const);
+    expect(stored.every(([start, end]) => dayOf(start) === dayOf(end - 1))).toBe(true);
+    // Read back for a fold that needs the run's rows, the pieces are the fold's segments again.
+    expect((await loadRunRows(api.pool, KNOWN_RUN)).segments).toEqual(known);
+    // An edge a minute after midnight, inside a productive segment that began before it: a window, and each run.
+    const [a, b] = [T0 + 60_000, T0 + 3_600_000];
+    const crossing = known.find(([start, end, label]) => label === 'productive' && start < T0 && end > a);
+    expect(crossing).toBeDefined();
+    const productive = known.filter((s) => s[2] === 'productive').reduce((n, s) => n + clippedMs(s[0], s[1], a, b) * 2, 0);
+    expect((await figures(days(a, b, 1))).series.buckets[0].productive_node_ms).toBe(productive);
+    const byRun = (await figures(days(a, b, 1, 'run'))).groups.find((g: any) => g.group.run === KNOWN_RUN);
+    expect(byRun.productive_node_ms).toBe(productive);
   });
 
   it('a replay from position 0 gives the rows the incremental folds gave, and a time-scaled run leaves no sums', async () => {

@@ -41,8 +41,11 @@ export const telemetrySegments = pgTable(
     endMs: bigint('end_ms', { mode: 'number' }).notNull(),
     label: text('label').notNull(),
   },
-  // A batch replaces a run's tail (by run, start); the desk reads here only what a window cuts of days (by span).
-  (t) => [index('telemetry_segments_run_start_idx').on(t.runId, t.startMs), index('telemetry_segments_span_idx').using('gist', sql`int8range(${t.startMs}, ${t.endMs})`)],
+  // A batch replaces a run's tail (by run, start). Segments are stored cut at UTC midnights (packages/telemetry,
+  // stored-segments.ts), so what a window cuts of days is a range of starts from its first midnight: a btree,
+  // appended near its right edge, where a GiST on the span cost more to insert into the longer a run's history.
+  // It holds what the edges read (end, booking, label), so they are read from the index alone.
+  (t) => [index('telemetry_segments_run_start_idx').on(t.runId, t.startMs), index('telemetry_segments_start_idx').on(t.startMs, t.endMs, t.bookingId, t.label)],
 );
 
 /**

@@ -8,3 +8,4 @@ export * from './run-clock.js';
 export * from './day-sums.js';
 export * from './histogram.js';
 export * from './run-batch.js';
+export * from './stored-segments.js';

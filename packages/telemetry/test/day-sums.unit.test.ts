@@ -1,11 +1,27 @@
 import { describe, expect, it } from 'vitest';
-import { countedDistribution, DAY_MS, distribution, emptyRunTelemetry, foldRunBatch, runTelemetryOf, splitByDay, windowPieces, type RunTelemetry } from '../src/index.js';
+import { countedDistribution, cutAtMidnights, DAY_MS, distribution, joinAtMidnights, emptyRunTelemetry, foldRunBatch, runTelemetryOf, splitByDay, windowPieces, type RunTelemetry } from '../src/index.js';
 import { RUN_EVENTS, RUN_ID, T0 } from './support/known-history.js';
 
 describe('per-day sums', () => {
   it('cuts a span at UTC midnights, nothing lost or counted twice', () => {
     expect(splitByDay(T0 - 5000, T0 + DAY_MS + 7000)).toEqual([[T0 - DAY_MS, 5000], [T0, DAY_MS], [T0 + DAY_MS, 7000]]);
     expect(splitByDay(T0, T0 + DAY_MS)).toEqual([[T0, DAY_MS]]);
+  });
+
+  it('stores a segment as pieces inside one UTC day each, and joins them back to the segments they were', () => {
+    expect(cutAtMidnights([T0 - 5000, T0 + DAY_MS + 7000, 'productive'])).toEqual([
+      [T0 - 5000, T0, 'productive'], [T0, T0 + DAY_MS, 'productive'], [T0 + DAY_MS, T0 + DAY_MS + 7000, 'productive'],
+    ]);
+    expect(cutAtMidnights([T0, T0 + DAY_MS, 'productive'])).toEqual([[T0, T0 + DAY_MS, 'productive']]);
+    // A run's list as the fold keeps it: touching segments differ in label, gaps stay gaps, midnights are crossed.
+    const segments: Array<[number, number, 'productive' | 'checkpoint_save_stall']> = [
+      [T0 - 9000, T0 - 10, 'productive'], [T0 - 10, T0 + 20, 'checkpoint_save_stall'], [T0 + 20, T0 + 2 * DAY_MS, 'productive'], [T0 + 2 * DAY_MS + 5, T0 + 3 * DAY_MS, 'productive'],
+    ];
+    const pieces = segments.flatMap(cutAtMidnights);
+    expect(pieces).toHaveLength(6);
+    expect(joinAtMidnights(pieces)).toEqual(segments);
+    // Only pieces meeting at a midnight are joined: a segment ending at midnight followed by a gap stays as it was.
+    expect(joinAtMidnights([[T0 - 10, T0, 'productive'], [T0 + 1, T0 + 2, 'productive']])).toHaveLength(2);
   });
 
   it('cuts a window into whole days inside one bucket and the parts of days at the edges', () => {

@@ -1,9 +1,10 @@
 import type pg from 'pg';
-import { bandwidthOf, DaySumsDelta, type CheckpointTransfer, type Interruption, type InterruptionCause, type RunBatchChanges, type Segment, type TimeLabel } from '@ito/telemetry';
+import { bandwidthOf, cutAtMidnights, DaySumsDelta, joinAtMidnights, type CheckpointTransfer, type Interruption, type InterruptionCause, type RunBatchChanges, type Segment, type TimeLabel } from '@ito/telemetry';
 
 /**
  * What one batch of the telemetry projection writes, gathered over its runs: the tails of runs' segments it
- * replaces, the rows it adds, and one delta of the per-day sums. Each table gets one statement per batch.
+ * replaces, the rows it adds (segments cut at UTC midnights, packages/telemetry stored-segments.ts), and one delta
+ * of the per-day sums. Each table gets one statement per batch.
  */
 export class TelemetryWrites {
   readonly sums = new DaySumsDelta();
@@ -23,11 +24,13 @@ export class TelemetryWrites {
     for (const s of c.removed) this.sums.addSegment(booking, s, -1);
     for (const s of c.segments) {
       this.sums.addSegment(booking, s, 1);
-      this.seg.run.push(runId);
-      this.seg.booking.push(booking);
-      this.seg.start.push(s[0]);
-      this.seg.end.push(s[1]);
-      this.seg.label.push(s[2]);
+      for (const [start, end, label] of cutAtMidnights(s)) {
+        this.seg.run.push(runId);
+        this.seg.booking.push(booking);
+        this.seg.start.push(start);
+        this.seg.end.push(end);
+        this.seg.label.push(label);
+      }
     }
     for (const i of c.interruptions) {
       this.sums.addInterruption(booking, i, 1);
@@ -172,7 +175,7 @@ export async function loadRunRows(client: pg.Pool | pg.PoolClient, runId: string
     await client.query("select kind, at_ms::float8 as at, bytes::float8 as bytes, ms::float8 as ms from telemetry_checkpoints where run_id = $1 order by at_ms, kind = 'restore'", [runId]),
   ];
   return {
-    segments: segments.rows.map((r) => [r.s, r.e, r.label as TimeLabel]),
+    segments: joinAtMidnights(segments.rows.map((r) => [r.s, r.e, r.label as TimeLabel])),
     interruptions: interruptions.rows.map((r) => ({ cause: r.cause as InterruptionCause, at: r.at, detection_ms: r.d, resume_ms: r.r })),
     checkpoints: checkpoints.rows.map((r) => ({ kind: r.kind as 'save' | 'restore', at: r.at, bytes: r.bytes, ms: r.ms })),
   };

@@ -2,6 +2,9 @@ import type { CoveredLabel, InterruptionCause, TelemetryUnit } from '@ito/teleme
 import { emptyUnitOf, n, NOT_SIMULATED, ownedBy } from './desk-sql.js';
 import type { DeskReads } from './desk-snapshot.js';
 
+/** Stored segments meeting [$1, $2): cut at UTC midnights, each starts at or after $1's midnight (a btree range). */
+const MEETS = (t: string) => `${t}start_ms >= $1::bigint - ($1::bigint % 86400000 + 86400000) % 86400000 and ${t}start_ms < $2 and ${t}end_ms > $1`;
+
 /**
  * One unit per run (grouping by run): a run's segments are contiguous over its span, so its booked time is what
  * they cover (0 here; groupFigures takes the larger of booked and covered). Read from the runs' stored rows in
@@ -13,14 +16,14 @@ export async function loadRunUnits(pool: DeskReads, from: number, to: number, te
   const [bookings, covered, interruptions, checkpoints] = await Promise.all([
     pool.query(
       `select booking_id, region, fabric, gpu, nodes, gpus_per_node, rate_usd_per_gpu_hour from telemetry_bookings
-       where booking_id in (select booking_id from telemetry_segments where int8range(start_ms, end_ms) && int8range($1, $2))${b.sql}
+       where booking_id in (select booking_id from telemetry_segments where ${MEETS('')})${b.sql}
          and ${NOT_SIMULATED('booking_id', b.params.length + 1)}`,
       [...b.params, simulated],
     ),
     pool.query(
       `select s.booking_id, s.run_id, s.label, (sum(least(s.end_ms, $2::bigint) - greatest(s.start_ms, $1::bigint)) * b.nodes)::text as node_ms
        from telemetry_segments s join telemetry_bookings b using (booking_id)
-       where int8range(s.start_ms, s.end_ms) && int8range($1, $2)${s.sql} group by 1, 2, 3, b.nodes`,
+       where ${MEETS('s.')}${s.sql} group by 1, 2, 3, b.nodes`,
       s.params,
     ),
     pool.query(

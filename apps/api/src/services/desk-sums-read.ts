@@ -61,8 +61,8 @@ function addLabelColumns<K>(m: Map<K, Map<string, number>>, key: K, row: Record<
 /**
  * The window's covered time: whole days from telemetry_day_sums (one row per booking, day and label), summed in
  * SQL by booking and, in a second query beside it on its own connection, by series bucket (× the booking's
- * nodes); the parts of days at the window's and buckets' edges from the runs' segments that overlap them (the
- * GiST index on their span; none for a window and buckets of whole UTC days).
+ * nodes); the parts of days at the window's and buckets' edges from the runs' segments that overlap them (stored
+ * cut at midnights: a range of starts from the edge's midnight; none for a window and buckets of whole UTC days).
  */
 async function readCoverage(pool: DeskReads, w: DeskWindow): Promise<Coverage> {
   const days = w.pieces.days.map((d) => d.day);
@@ -92,7 +92,7 @@ async function readCoverage(pool: DeskReads, w: DeskWindow): Promise<Coverage> {
       : pool.query(
           `select p.bucket, s.booking_id, s.label, sum(least(s.end_ms, p.b) - greatest(s.start_ms, p.a))::text as ms, b.nodes
            from unnest($1::bigint[], $2::bigint[], $3::int[]) p(a, b, bucket)
-             join telemetry_segments s on int8range(s.start_ms, s.end_ms) && int8range(p.a, p.b)
+             join telemetry_segments s on s.start_ms >= p.a - (p.a % 86400000 + 86400000) % 86400000 and s.start_ms < p.b and s.end_ms > p.a
              join telemetry_bookings b on b.booking_id = s.booking_id
            where ${NOT_SIMULATED('s.booking_id', 4)}${part.sql} group by 1, 2, 3, b.nodes`,
           part.params,
