@@ -1,4 +1,4 @@
-import { DAY_MS, dayOf } from './day-sums.js';
+import { dayOf, splitByDay } from './day-sums.js';
 import type { Segment } from './segments.js';
 
 /**
@@ -14,13 +14,10 @@ import type { Segment } from './segments.js';
  */
 export function cutAtMidnights(s: Segment): Segment[] {
   const [start, end, label] = s;
-  const out: Segment[] = [];
-  for (let from = start; from < end; ) {
-    const to = Math.min(end, dayOf(from) + DAY_MS);
-    out.push([from, to, label]);
-    from = to;
-  }
-  return out;
+  return splitByDay(start, end).map(([day, ms]) => {
+    const from = Math.max(start, day);
+    return [from, from + ms, label];
+  });
 }
 
 /** The stored pieces of a run (in start order) joined back into its segments: the inverse of cutAtMidnights. */

@@ -1,9 +1,9 @@
 import type { CoveredLabel, InterruptionCause, TelemetryUnit } from '@ito/telemetry';
-import { emptyUnitOf, n, NOT_SIMULATED, ownedBy } from './desk-sql.js';
+import { emptyUnitOf, n, NOT_SIMULATED, ownedBy, storedSegmentsMeeting } from './desk-sql.js';
 import type { DeskReads } from './desk-snapshot.js';
 
-/** Stored segments meeting [$1, $2): cut at UTC midnights, each starts at or after $1's midnight (a btree range). */
-const MEETS = (t: string) => `${t}start_ms >= $1::bigint - ($1::bigint % 86400000 + 86400000) % 86400000 and ${t}start_ms < $2 and ${t}end_ms > $1`;
+/** Stored segments meeting the window [$1, $2). */
+const MEETS = (t: string) => storedSegmentsMeeting(t, '$1::bigint', '$2::bigint');
 
 /**
  * One unit per run (grouping by run): a run's segments are contiguous over its span, so its booked time is what

@@ -25,3 +25,11 @@ export function emptyUnitOf(row: Record<string, unknown>, runId: string | null, 
   const booking = { booking_id: String(row.booking_id), region: String(row.region), fabric: String(row.fabric), gpu: String(row.gpu), gpus_per_node: n(row.gpus_per_node), rate_usd_per_gpu_hour: n(row.rate_usd_per_gpu_hour) };
   return emptyUnit(booking, runId, booked);
 }
+
+/**
+ * Stored segments meeting [a, b) (`a`, `b` SQL bigint expressions; `s` the table's alias with its dot, or ''):
+ * they are cut at UTC midnights (packages/telemetry, stored-segments.ts), so each one meeting the range starts at
+ * or after a's midnight, and the read is a btree range on their start.
+ */
+export const storedSegmentsMeeting = (s: string, a: string, b: string) =>
+  `${s}start_ms >= ${a} - (${a} % 86400000 + 86400000) % 86400000 and ${s}start_ms < ${b} and ${s}end_ms > ${a}`;

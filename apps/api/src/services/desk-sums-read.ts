@@ -8,7 +8,7 @@ import {
   type WindowPieces,
   TIME_LABELS,
 } from '@ito/telemetry';
-import { emptyUnitOf, n, NOT_SIMULATED, ownedBy } from './desk-sql.js';
+import { emptyUnitOf, n, NOT_SIMULATED, ownedBy, storedSegmentsMeeting } from './desk-sql.js';
 import type { DeskReads } from './desk-snapshot.js';
 
 export interface SeriesBucket {
@@ -92,7 +92,7 @@ async function readCoverage(pool: DeskReads, w: DeskWindow): Promise<Coverage> {
       : pool.query(
           `select p.bucket, s.booking_id, s.label, sum(least(s.end_ms, p.b) - greatest(s.start_ms, p.a))::text as ms, b.nodes
            from unnest($1::bigint[], $2::bigint[], $3::int[]) p(a, b, bucket)
-             join telemetry_segments s on s.start_ms >= p.a - (p.a % 86400000 + 86400000) % 86400000 and s.start_ms < p.b and s.end_ms > p.a
+             join telemetry_segments s on ${storedSegmentsMeeting('s.', 'p.a', 'p.b')}
              join telemetry_bookings b on b.booking_id = s.booking_id
            where ${NOT_SIMULATED('s.booking_id', 4)}${part.sql} group by 1, 2, 3, b.nodes`,
           part.params,
