@@ -1,5 +1,6 @@
 import { ItoError, type AgentHeartbeatsBody, type BatchedBeatAnswer, type HeartbeatsAnswer } from '@ito/contracts';
 import { hashSecret } from '@ito/runs';
+import { lookupNodeCredentials } from '../auth/node-credential-lookup.js';
 import type { Resources } from '../resources.js';
 import { beatOf, judgeReportedTasks, type NodePrincipal, type ReportedTaskRow } from './agent-service.js';
 import { gpusTexts } from './gpus-text.js';
@@ -97,28 +98,15 @@ async function verifyAll(res: Resources, beats: AgentHeartbeatsBody['beats']): P
 }
 
 /**
- * The credentials the cache did not answer, checked as `authenticate` checks one (unknown: `unauthenticated`;
- * revoked: `credential_revoked`; else the node, cached under the ticket taken before the read), in ONE read for
- * the batch. One read each took a pooled connection each: when a host's credentials all missed at once (a
- * fresh process, the cache's TTL ending for nodes cached together, the LISTEN connection down) a batch of 16
- * opened up to 16 connections, and the pool closed them again when idle.
+ * The credentials the cache did not answer, in ONE read for the batch (lookupNodeCredentials, the rule a single
+ * request's bearer is checked by). One read each took a pooled connection each: when a host's credentials all
+ * missed at once (a fresh process, the cache's TTL ending for nodes cached together, the LISTEN connection down) a
+ * batch of 16 opened up to 16 connections, and the pool closed them again when idle.
  */
 async function verifyMisses(res: Resources, misses: ReadonlyArray<{ at: number; hash: string }>, verdicts: Verdict[]): Promise<void> {
-  const ticket = res.nodeCredentials.ticket();
-  const { rows } = await res.pool.query<{ credential_hash: string; node_id: string; tenant_id: string; booking_id: string; revoked_at: Date | null }>({
-    name: 'ito_nodes_by_credential_hashes',
-    text: 'select credential_hash, node_id, tenant_id, booking_id, revoked_at from nodes where credential_hash = any($1::text[])',
-    values: [misses.map((m) => m.hash)],
-  });
-  const byHash = new Map(rows.map((r) => [r.credential_hash, r]));
+  const found = await lookupNodeCredentials(res.pool, misses.map((m) => m.hash), res.nodeCredentials);
   for (const { at, hash } of misses) {
-    const node = byHash.get(hash);
-    if (!node) verdicts[at] = { refused: 'unauthenticated' };
-    else if (node.revoked_at) verdicts[at] = { refused: 'credential_revoked' };
-    else {
-      const identity = { tenantId: node.tenant_id, nodeId: node.node_id, bookingId: node.booking_id };
-      res.nodeCredentials.put(hash, identity, ticket);
-      verdicts[at] = { node: { kind: 'node', ...identity } };
-    }
+    const v = found.get(hash)!;
+    verdicts[at] = 'node' in v ? { node: { kind: 'node', ...v.node } } : v;
   }
 }

@@ -4,6 +4,7 @@ import { hashSecret, isWellFormedCredential } from '@ito/runs';
 import type { Principal } from './principal.js';
 import { bearerFrom } from './bearer.js';
 import type { NodeCredentialCache } from './node-credential-cache.js';
+import { lookupNodeCredentials } from './node-credential-lookup.js';
 
 /**
  * Resolves the Authorization header to a principal. No header → null (routes decide whether that is
@@ -21,18 +22,11 @@ export async function authenticate(pool: pg.Pool, authorization: string | undefi
   if (secret.startsWith('ito_nc_')) {
     const cached = nodes?.get(hash);
     if (cached) return { kind: 'node', ...cached };
-    const ticket = nodes?.ticket() ?? 0;
-    const { rows } = await pool.query<{ node_id: string; tenant_id: string; booking_id: string; revoked_at: Date | null }>({
-      name: 'ito_node_by_credential_hash',
-      text: 'select node_id, tenant_id, booking_id, revoked_at from nodes where credential_hash = $1',
-      values: [hash],
-    });
-    const node = rows[0];
-    if (!node) throw new ItoError('unauthenticated', 'unknown credential');
-    if (node.revoked_at) throw new ItoError('credential_revoked', 'this node credential was revoked');
-    const identity = { tenantId: node.tenant_id, nodeId: node.node_id, bookingId: node.booking_id };
-    nodes?.put(hash, identity, ticket);
-    return { kind: 'node', ...identity };
+    const verdict = (await lookupNodeCredentials(pool, [hash], nodes)).get(hash)!;
+    if ('node' in verdict) return { kind: 'node', ...verdict.node };
+    throw verdict.refused === 'credential_revoked'
+      ? new ItoError('credential_revoked', 'this node credential was revoked')
+      : new ItoError('unauthenticated', 'unknown credential');
   }
   // Named: every authenticated request runs it, so each connection parses and plans it once.
   const { rows } = await pool.query<{ key_id: string; tenant_id: string; scopes: Scope[]; principal: string | null; revoked_at: Date | null }>({
