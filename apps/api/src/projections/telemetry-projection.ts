@@ -31,6 +31,8 @@ export const telemetryProjection: AsyncProjection<BookingRecords & RunTelemetryE
   handles: ['BookingRecorded', ...TELEMETRY_EVENT_TYPES],
   // It reads each event's type, data and time: half the columns, and the cheaper half to parse.
   payloadsOnly: true,
+  // A batch deletes a run's tail by (run_id, start_ms), resumes by (run_id, at_ms), and adds to sums by their keys.
+  keyedWrites: true,
   async apply(client, events) {
     const folded = await foldBatch(client, events, null);
     await folded!.write(client);
@@ -46,6 +48,7 @@ export const telemetryProjection: AsyncProjection<BookingRecords & RunTelemetryE
 };
 
 type Db = pg.Pool | pg.PoolClient;
+
 /** The kept states the previous batch of a catch-up wrote (by run), as the JSON stored. */
 type CarriedStates = Map<string, string>;
 

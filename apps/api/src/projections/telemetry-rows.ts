@@ -2,16 +2,6 @@ import type pg from 'pg';
 import { bandwidthOf, cutAtMidnights, DaySumsDelta, joinAtMidnights, type CheckpointTransfer, type Interruption, type InterruptionCause, type RunBatchChanges, type Segment, type TimeLabel } from '@ito/telemetry';
 
 /**
- * For the rest of the batch's transaction, plans that reach rows by their indexes. Every write of a batch is keyed
- * (a run's tail by (run_id, start_ms), sums by their keys), but the projection's tables fill from empty within one
- * catch-up and may not have been analysed since (autovacuum off, or not yet come round): without statistics the
- * planner took a run's tail delete for a large share of the segments and hash-joined a sequential scan of the whole
- * table, once a batch. Catch-up then grew with the square of the history: at 10M events, 2,006 scans read 1.09
- * billion rows, and PostgreSQL's CPU per 1,000 events was 20 ms against 7 at 1M. Plans only: the rows are the same.
- */
-const KEYED_WRITES_ONLY = "select set_config('enable_seqscan', 'off', true), set_config('enable_hashjoin', 'off', true), set_config('enable_mergejoin', 'off', true)";
-
-/**
  * What one batch of the telemetry projection writes, gathered over its runs: the tails of runs' segments it
  * replaces, the rows it adds (segments cut at UTC midnights, packages/telemetry stored-segments.ts), and one delta
  * of the per-day sums. Each table gets one statement per batch.
@@ -83,7 +73,6 @@ export class TelemetryWrites {
    * negative amount brought to zero when there are any. The round trips, not the rows, were catch-up's cost.
    */
   async write(client: pg.PoolClient, runs: { ids: string[]; bookings: (string | null)[]; states: string[] }): Promise<void> {
-    await client.query(KEYED_WRITES_ONLY);
     const params: unknown[] = [];
     const $ = (v: unknown, type: string) => `$${params.push(v)}::${type}`;
     const parts: string[] = [];
