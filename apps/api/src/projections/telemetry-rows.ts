@@ -1,4 +1,5 @@
 import type pg from 'pg';
+import { numberArrayLiteral, textArrayLiteral } from './array-literals.js';
 import { bandwidthOf, cutAtMidnights, DaySumsDelta, joinAtMidnights, type CheckpointTransfer, type Interruption, type InterruptionCause, type RunBatchChanges, type Segment, type TimeLabel } from '@ito/telemetry';
 
 /**
@@ -74,7 +75,7 @@ export class TelemetryWrites {
    */
   async write(client: pg.PoolClient, runs: { ids: string[]; bookings: (string | null)[]; states: string[] }): Promise<void> {
     const params: unknown[] = [];
-    const $ = (v: unknown, type: string) => `$${params.push(v)}::${type}`;
+    const $ = arrayParam(params);
     const parts: string[] = [];
     if (runs.ids.length > 0) {
       parts.push(`insert into telemetry_runs (run_id, booking_id, state) select * from unnest(${$(runs.ids, 'text[]')}, ${$(runs.bookings, 'text[]')}, ${$(runs.states, 'jsonb[]')})
@@ -106,7 +107,7 @@ export class TelemetryWrites {
     const time = [...this.sums.time.values()].filter((r) => r.ms !== 0);
     const ints = [...this.sums.interruptions.values()].filter((r) => r.count !== 0);
     const values = [...this.sums.values.values()].filter((r) => r.count !== 0);
-    const col = <T>(rows: T[], k: keyof T, type: string) => $(rows.map((r) => r[k]), type);
+    const col = <T>(rows: T[], k: keyof T, type: Parameters<typeof $>[1]) => $(rows.map((r) => r[k]), type);
     if (time.length > 0) {
       parts.push(`insert into telemetry_day_sums as t (day_ms, booking_id, label, ms)
         select * from unnest(${col(time, 'day', 'bigint[]')}, ${col(time, 'booking', 'text[]')}, ${col(time, 'label', 'text[]')}, ${col(time, 'ms', 'bigint[]')})
@@ -136,7 +137,7 @@ export class TelemetryWrites {
   /** A sum row a negative amount brought to zero is deleted: a replay from position 0 never made it. */
   private async deleteZeroes(client: pg.PoolClient, time: Array<{ day: number; booking: string; label: string; ms: number }>, ints: Array<{ day: number; booking: string; cause: string; count: number }>, values: Array<{ day: number; booking: string; metric: string; bucket: number; value: number; count: number }>): Promise<void> {
     const params: unknown[] = [];
-    const $ = (v: unknown, type: string) => `$${params.push(v)}::${type}`;
+    const $ = arrayParam(params);
     const parts: string[] = [];
     const lessTime = time.filter((r) => r.ms < 0);
     if (lessTime.length > 0) {
@@ -155,6 +156,17 @@ export class TelemetryWrites {
     }
     if (parts.length > 0) await client.query(`with ${parts.map((sql, i) => `z${i} as (${sql})`).join(',\n')} select 1`, params);
   }
+}
+
+/**
+ * Adds an array parameter to `params` as its literal (array-literals.ts) and gives the placeholder with its cast:
+ * text-like arrays quoted, number arrays not.
+ */
+function arrayParam(params: unknown[]) {
+  return (values: readonly unknown[], type: 'text[]' | 'jsonb[]' | 'numeric[]' | 'bigint[]' | 'int[]' | 'float8[]'): string => {
+    const literal = type === 'text[]' || type === 'jsonb[]' || type === 'numeric[]' ? textArrayLiteral(values as (string | null)[]) : numberArrayLiteral(values as (number | null)[]);
+    return `$${params.push(literal)}::${type}`;
+  };
 }
 
 /** Everything the projection stored for one run, in the order the fold made it. */
