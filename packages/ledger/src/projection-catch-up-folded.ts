@@ -1,4 +1,5 @@
 import type pg from 'pg';
+import { beginProjectionBatch } from './batch-transaction.js';
 import type { AnyEvents, AsyncProjection, FoldedBatch, StoredEvent } from './types.js';
 
 export interface CatchUpOptions {
@@ -82,7 +83,7 @@ export async function foldedCatchUp(s: CatchUpSession, p: AsyncProjection<AnyEve
       if (landing && (opts.stop?.() ?? false)) return { applied, caughtUp: false };
       folded ??= await fold(s.pool, batch, null);
       if (folded === null) throw new Error(`projection ${p.name}: fold found nothing to carry on from with every batch before it committed`);
-      const done = handOff(s.writer, p.name, from, last.position, folded);
+      const done = handOff(s.writer, p, from, last.position, folded);
       done.catch(() => undefined); // awaited by land(), or settled below before the writer goes back to the pool
       inFlight = { done, events: batch.length };
       carried = folded.carry;
@@ -98,11 +99,9 @@ export async function foldedCatchUp(s: CatchUpSession, p: AsyncProjection<AnyEve
 }
 
 /** One batch's transaction: the checkpoint's compare-and-set from `from` to `to`, then the batch's writes. */
-async function handOff(writer: pg.PoolClient, name: string, from: number, to: number, folded: FoldedBatch): Promise<boolean> {
-  await writer.query('begin');
+async function handOff(writer: pg.PoolClient, p: AsyncProjection<AnyEvents>, from: number, to: number, folded: FoldedBatch): Promise<boolean> {
   try {
-    const cas = await writer.query('update projection_checkpoints set position = $2, updated_at = now() where name = $1 and position = $3', [name, to, from]);
-    if (cas.rowCount !== 1) {
+    if (!(await beginProjectionBatch(writer, p, from, to))) {
       await writer.query('rollback');
       return false;
     }

@@ -1,4 +1,5 @@
 import type pg from 'pg';
+import { beginProjectionBatch } from './batch-transaction.js';
 import { foldedCatchUp, type CatchUpOptions, type CatchUpResult, type CatchUpSession } from './projection-catch-up-folded.js';
 import { readSafe } from './read.js';
 import type { Upcasters } from './rows.js';
@@ -53,10 +54,8 @@ async function appliedCatchUp({ writer, readAfter, checkpoint }: CatchUpSession,
     if (!last) return { applied, caughtUp: true };
     const stopping = opts.stop?.() ?? false;
     if (!stopping) next = readAfter(last.position);
-    await writer.query('begin');
     try {
-      const cas = await writer.query('update projection_checkpoints set position = $2, updated_at = now() where name = $1 and position = $3', [p.name, last.position, from]);
-      if (cas.rowCount !== 1) {
+      if (!(await beginProjectionBatch(writer, p, from, last.position))) {
         await writer.query('rollback');
         if (stopping) return { applied, caughtUp: false };
         // Another runner applied from here: drop what was read ahead and go on from where it left off.

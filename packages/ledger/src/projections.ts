@@ -1,4 +1,5 @@
 import type pg from 'pg';
+import { planProjectionWrites } from './batch-transaction.js';
 import { readSafe } from './read.js';
 import type { Upcasters } from './rows.js';
 import type { AnyEvents, AsyncProjection, RebuildableProjection, StoredEvent } from './types.js';
@@ -32,6 +33,7 @@ export async function runProjectionBatch(pool: pg.Pool, upcasters: Upcasters, p:
       await client.query('rollback');
       return 0;
     }
+    await planProjectionWrites(client, p);
     await p.apply(client, batch);
     await client.query('commit');
     return batch.length;
@@ -59,6 +61,7 @@ export async function rebuildProjection(pool: pg.Pool, upcasters: Upcasters, p: 
       [p.name],
     );
     await p.reset(client);
+    await planProjectionWrites(client, p);
     let applied = 0;
     let after = 0;
     for (;;) {

@@ -121,6 +121,11 @@ export interface AsyncProjection<M extends EventMap = UntypedEvents> {
    * transaction id are empty ('', 0, {}). Each runner (batch, rebuild, catch-up) reads it the same way.
    */
   payloadsOnly?: boolean;
+  /**
+   * Set when every write the projection makes reaches its rows by a key: each runner then plans the batch's
+   * transaction by indexes (batch-transaction.ts), which keeps a catch-up into tables never analysed linear.
+   */
+  keyedWrites?: boolean;
   apply(client: pg.PoolClient, events: StoredEventOf<M>[]): Promise<void>;
   /**
    * Optional: `apply` cut in two, so a catch-up folds batch N+1 in the process while batch N is written in the

@@ -190,3 +190,41 @@ describe('a payload-only projection', () => {
     }
   });
 });
+
+describe('a projection whose writes are all keyed', () => {
+  it('writes every batch planned by indexes in the batch runner, the rebuild and both catch-ups, and leaves the pooled connections as they were', async () => {
+    await setUp('ck', 3);
+    const ledger = createLedger({ pool: db.pool() });
+    const PLANS = "select current_setting('enable_seqscan') || current_setting('enable_hashjoin') || current_setting('enable_mergejoin') as s";
+    const seen: string[] = [];
+    const reset = async () => {
+      seen.length = 0;
+      await db.pool().query("delete from projection_checkpoints where name = 'ck'");
+    };
+    const plans = async (client: pg.PoolClient) => void seen.push((await client.query<{ s: string }>(PLANS)).rows[0]!.s);
+    const keyed: AsyncProjection = { ...logger('ck'), keyedWrites: true, reset: async () => undefined, apply: plans };
+    const folding: AsyncProjection = { ...keyed, fold: async () => ({ carry: null, write: plans }) };
+    while ((await ledger.runProjection(keyed, { batchSize: 2 })) > 0);
+    expect(seen).toEqual(['offoffoff', 'offoffoff', 'offoffoff']);
+    await reset();
+    await ledger.rebuild(keyed, { batchSize: 2 });
+    expect(seen).toEqual(['offoffoff', 'offoffoff', 'offoffoff']);
+    for (const p of [keyed, folding]) {
+      await reset();
+      await ledger.catchUpProjection(p, { batchSize: 2 });
+      expect(seen).toEqual(['offoffoff', 'offoffoff', 'offoffoff']);
+    }
+    // Set for the batch's transaction only: every connection of the pool plans as it did before.
+    const pool = db.pool();
+    const clients = await Promise.all(Array.from({ length: pool.totalCount }, () => pool.connect()));
+    try {
+      for (const c of clients) expect((await c.query<{ s: string }>(PLANS)).rows[0]!.s).toBe('ononon');
+    } finally {
+      for (const c of clients) c.release();
+    }
+    // A projection that does not say so keeps the server's plans.
+    await reset();
+    await ledger.catchUpProjection({ ...folding, keyedWrites: false }, { batchSize: 2 });
+    expect(seen).toEqual(['ononon', 'ononon', 'ononon']);
+  });
+});

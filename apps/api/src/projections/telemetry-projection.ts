@@ -31,6 +31,8 @@ export const telemetryProjection: AsyncProjection<BookingRecords & RunTelemetryE
   handles: ['BookingRecorded', ...TELEMETRY_EVENT_TYPES],
   // It reads each event's type, data and time: half the columns, and the cheaper half to parse.
   payloadsOnly: true,
+  // A batch deletes a run's tail by (run_id, start_ms), resumes by (run_id, at_ms), and adds to sums by their keys.
+  keyedWrites: true,
   async apply(client, events) {
     const folded = await foldBatch(client, events, null);
     await folded!.write(client);
@@ -46,6 +48,13 @@ export const telemetryProjection: AsyncProjection<BookingRecords & RunTelemetryE
 };
 
 type Db = pg.Pool | pg.PoolClient;
+
+/**
+ * How long a fold runs before it lets the event loop in. A catch-up folds batch N+1 while batch N's transaction
+ * runs, but each of that transaction's statements is sent when the one before it answers: a fold that held the
+ * thread for its whole batch held the write back with it, and the two took turns instead of overlapping.
+ */
+const FOLD_SLICE_MS = 1;
 /** The kept states the previous batch of a catch-up wrote (by run), as the JSON stored. */
 type CarriedStates = Map<string, string>;
 
@@ -103,7 +112,12 @@ async function foldRuns(db: Db, events: StoredEventOf<RunTelemetryEvents>[], car
   }
   const writes = new TelemetryWrites();
   const states: RunTelemetry[] = [];
+  let slice = performance.now();
   for (const [id, runEvents] of byRun) {
+    if (performance.now() - slice > FOLD_SLICE_MS) {
+      await new Promise((resolve) => setImmediate(resolve));
+      slice = performance.now();
+    }
     const before = stored.get(id) ?? emptyRunTelemetry(id);
     let folded = foldRunBatch(before, runEvents);
     let history: RunRows | null = null;

@@ -1,15 +1,6 @@
 import type pg from 'pg';
+import { numberArrayLiteral, textArrayLiteral } from './array-literals.js';
 import { bandwidthOf, cutAtMidnights, DaySumsDelta, joinAtMidnights, type CheckpointTransfer, type Interruption, type InterruptionCause, type RunBatchChanges, type Segment, type TimeLabel } from '@ito/telemetry';
-
-/**
- * For the rest of the batch's transaction, plans that reach rows by their indexes. Every write of a batch is keyed
- * (a run's tail by (run_id, start_ms), sums by their keys), but the projection's tables fill from empty within one
- * catch-up and may not have been analysed since (autovacuum off, or not yet come round): without statistics the
- * planner took a run's tail delete for a large share of the segments and hash-joined a sequential scan of the whole
- * table, once a batch. Catch-up then grew with the square of the history: at 10M events, 2,006 scans read 1.09
- * billion rows, and PostgreSQL's CPU per 1,000 events was 20 ms against 7 at 1M. Plans only: the rows are the same.
- */
-const KEYED_WRITES_ONLY = "select set_config('enable_seqscan', 'off', true), set_config('enable_hashjoin', 'off', true), set_config('enable_mergejoin', 'off', true)";
 
 /**
  * What one batch of the telemetry projection writes, gathered over its runs: the tails of runs' segments it
@@ -83,9 +74,8 @@ export class TelemetryWrites {
    * negative amount brought to zero when there are any. The round trips, not the rows, were catch-up's cost.
    */
   async write(client: pg.PoolClient, runs: { ids: string[]; bookings: (string | null)[]; states: string[] }): Promise<void> {
-    await client.query(KEYED_WRITES_ONLY);
     const params: unknown[] = [];
-    const $ = (v: unknown, type: string) => `$${params.push(v)}::${type}`;
+    const $ = arrayParam(params);
     const parts: string[] = [];
     if (runs.ids.length > 0) {
       parts.push(`insert into telemetry_runs (run_id, booking_id, state) select * from unnest(${$(runs.ids, 'text[]')}, ${$(runs.bookings, 'text[]')}, ${$(runs.states, 'jsonb[]')})
@@ -117,7 +107,7 @@ export class TelemetryWrites {
     const time = [...this.sums.time.values()].filter((r) => r.ms !== 0);
     const ints = [...this.sums.interruptions.values()].filter((r) => r.count !== 0);
     const values = [...this.sums.values.values()].filter((r) => r.count !== 0);
-    const col = <T>(rows: T[], k: keyof T, type: string) => $(rows.map((r) => r[k]), type);
+    const col = <T>(rows: T[], k: keyof T, type: Parameters<typeof $>[1]) => $(rows.map((r) => r[k]), type);
     if (time.length > 0) {
       parts.push(`insert into telemetry_day_sums as t (day_ms, booking_id, label, ms)
         select * from unnest(${col(time, 'day', 'bigint[]')}, ${col(time, 'booking', 'text[]')}, ${col(time, 'label', 'text[]')}, ${col(time, 'ms', 'bigint[]')})
@@ -147,7 +137,7 @@ export class TelemetryWrites {
   /** A sum row a negative amount brought to zero is deleted: a replay from position 0 never made it. */
   private async deleteZeroes(client: pg.PoolClient, time: Array<{ day: number; booking: string; label: string; ms: number }>, ints: Array<{ day: number; booking: string; cause: string; count: number }>, values: Array<{ day: number; booking: string; metric: string; bucket: number; value: number; count: number }>): Promise<void> {
     const params: unknown[] = [];
-    const $ = (v: unknown, type: string) => `$${params.push(v)}::${type}`;
+    const $ = arrayParam(params);
     const parts: string[] = [];
     const lessTime = time.filter((r) => r.ms < 0);
     if (lessTime.length > 0) {
@@ -166,6 +156,17 @@ export class TelemetryWrites {
     }
     if (parts.length > 0) await client.query(`with ${parts.map((sql, i) => `z${i} as (${sql})`).join(',\n')} select 1`, params);
   }
+}
+
+/**
+ * Adds an array parameter to `params` as its literal (array-literals.ts) and gives the placeholder with its cast:
+ * text-like arrays quoted, number arrays not.
+ */
+function arrayParam(params: unknown[]) {
+  return (values: readonly unknown[], type: 'text[]' | 'jsonb[]' | 'numeric[]' | 'bigint[]' | 'int[]' | 'float8[]'): string => {
+    const literal = type === 'text[]' || type === 'jsonb[]' || type === 'numeric[]' ? textArrayLiteral(values as (string | null)[]) : numberArrayLiteral(values as (number | null)[]);
+    return `$${params.push(literal)}::${type}`;
+  };
 }
 
 /** Everything the projection stored for one run, in the order the fold made it. */
