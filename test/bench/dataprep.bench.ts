@@ -6,7 +6,9 @@
  * in a temporary directory, then, one after the other in this process over the same file:
  *
  * - **baseline**: read the bytes and sha256 them (the rate the issue's goals are a ratio to);
- * - **exact**: read, split lines, parse each line (strict JSON), normalise, exact dedup;
+ * - **exact**: read, split lines, parse each line (strict JSON), normalise, exact dedup: the product's exact path,
+ *   `byteLineBatchesOf` and `lineDigest` (a line whose text needs no decoding nor normalising is hashed from its
+ *   bytes; any other is decoded and read as a string), then `ExactDeduper`;
  * - **decontamination**: read, parse, normalise, tokenise, 13-gram lookup against the battery;
  * - **near**: read, parse, normalise, tokenise, shingle, MinHash, LSH and exact-Jaccard verification;
  * - **full**: the whole `DataPrep` (exact, decontamination, near) on one thread;
@@ -33,9 +35,11 @@ import {
   ExactDeduper,
   NearDeduper,
   createTokenHasher,
+  byteLineBatchesOf,
   documentText,
   hashTokens,
   lineBatchesOf,
+  lineDigest,
   normalizeText,
   parseBattery,
   resolveParams,
@@ -82,7 +86,7 @@ try {
    * Wall-clock rates, plus the process's CPU seconds for the pass: the machine is shared, so the wall clock of a pass
    * includes time other processes held the cores; docs per CPU second is the figure load does not move much.
    */
-  async function pass(name: string, onDoc: ((text: string) => void) | null): Promise<{ seconds: number; cpu_seconds: number; docs_per_s: number; mb_per_s: number; docs_per_cpu_s: number; mb_per_cpu_s: number }> {
+  async function pass(name: string, onDoc: ((text: string) => void) | null | 'exact'): Promise<{ seconds: number; cpu_seconds: number; docs_per_s: number; mb_per_s: number; docs_per_cpu_s: number; mb_per_cpu_s: number }> {
     const cpu = process.cpuUsage();
     const start = performance.now();
     let docs = 0;
@@ -91,6 +95,16 @@ try {
       for await (const chunk of createReadStream(file)) hash.update(chunk as Buffer);
       hash.digest();
       docs = DOCS;
+    } else if (onDoc === 'exact') {
+      const dedup = new ExactDeduper();
+      let lineNo = 0;
+      for await (const batch of byteLineBatchesOf(createReadStream(file))) {
+        for (const line of batch) {
+          const digest = lineDigest(line, 'jsonl', ++lineNo, params.normalization);
+          if (digest === null) continue;
+          dedup.considerDigest(docs++, digest);
+        }
+      }
     } else {
       let lineNo = 0;
       for await (const batch of lineBatchesOf(createReadStream(file))) {
@@ -118,10 +132,8 @@ try {
   }
 
   const baseline = await pass('baseline (read + sha256)', null);
-  let exactDedup: ExactDeduper | null = new ExactDeduper();
+  const exact = await pass('exact', 'exact');
   let ordinal = 0;
-  const exact = await pass('exact', (text) => void exactDedup!.consider(ordinal++, normalizeText(text, params.normalization)));
-  exactDedup = null;
   const index = new BatteryIndex(battery, params.decontamination.ngram, hasher);
   const decontamination = await pass('decontamination', (text) => {
     const tokens = wordTokens(normalizeText(text, params.normalization));
