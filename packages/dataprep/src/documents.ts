@@ -66,6 +66,16 @@ export function byteLineBatchesOf(chunks: AsyncIterable<Uint8Array | string>, ma
 }
 
 /**
+ * The string {@link lineBatchesOf} gives for a line that {@link byteLineBatchesOf} gave (checked UTF-8): a leading
+ * byte-order mark is dropped, as that reader's decoder drops it, so a line written back from this string is
+ * the same bytes as before.
+ */
+export function decodeLine(bytes: Uint8Array): string {
+  return lineDecoder.decode(bytes);
+}
+const lineDecoder = new TextDecoder('utf-8', { fatal: true });
+
+/**
  * The splitting both readers share; `take` gets each line's bytes, without its `\n` or `\r\n`. With `checkRun`,
  * the whole lines a chunk ends are first checked at once (one call instead of one a line: a `\n` ends a UTF-8
  * character, so the run is valid exactly when each of its lines is), and `take` is told when that check passed.

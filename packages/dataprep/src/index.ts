@@ -7,7 +7,7 @@ export { jaccard, shingleSet } from './shingles.js';
 export { NearDeduper, type NearDuplicate } from './near-dedup.js';
 export { BatteryError, MAX_BATTERY_ITEMS, parseBattery, type Battery, type BatteryItem } from './battery.js';
 export { BatteryIndex } from './decontaminate.js';
-export { DocumentError, MAX_LINE_BYTES, byteLineBatchesOf, documentText, lineBatchesOf, linesOf, shardFormatOf, type ShardFormat } from './documents.js';
+export { DocumentError, MAX_LINE_BYTES, byteLineBatchesOf, decodeLine, documentText, lineBatchesOf, linesOf, shardFormatOf, type ShardFormat } from './documents.js';
 export { lineDigest, stringLineDigest } from './line-digest.js';
 export { DataPrep, describeMethod, type DataPrepMethod, type DataPrepSummary, type Verdict } from './prepare.js';
 export { provenanceDisagreement, type DeclaredDecontamination } from './provenance.js';

@@ -1,5 +1,5 @@
 import { hash } from 'node:crypto';
-import { documentText, type ShardFormat } from './documents.js';
+import { decodeLine, documentText, type ShardFormat } from './documents.js';
 import { exactDigest } from './exact-dedup.js';
 import { scanJsonTextBytes, textEnd, textStart } from './json-text-bytes.js';
 import { normalizeText } from './normalize.js';
@@ -21,7 +21,7 @@ export function lineDigest(line: Uint8Array, format: ShardFormat, lineNo: number
     // A plain non-empty line has no white space at its ends, so it is not blank: it is the document.
     return hash('sha256', line, 'base64url');
   }
-  return stringLineDigest(decoder.decode(line), format, lineNo, normalization);
+  return stringLineDigest(decodeLine(line), format, lineNo, normalization);
 }
 
 /** The string path: what the exact pass computes from a decoded line. */
@@ -29,6 +29,3 @@ export function stringLineDigest(line: string, format: ShardFormat, lineNo: numb
   const text = documentText(line, format, lineNo);
   return text === null ? null : exactDigest(normalizeText(text, normalization));
 }
-
-/** The line readers' decoding: a leading byte-order mark is dropped, as `lineBatchesOf` drops it. */
-const decoder = new TextDecoder('utf-8', { fatal: true });
