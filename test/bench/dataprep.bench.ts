@@ -6,10 +6,13 @@
  * in a temporary directory, then, one after the other in this process over the same file:
  *
  * - **baseline**: read the bytes and sha256 them (the rate the issue's goals are a ratio to);
- * - **exact**: read, split lines, parse each line (strict JSON), normalise, exact dedup;
+ * - **exact**: read, split lines, parse each line (strict JSON), normalise, exact dedup: the product's exact path,
+ *   `byteLineBatchesOf` and `lineDigest` (a line whose text needs no decoding nor normalising is hashed from its
+ *   bytes; any other is decoded and read as a string), then `ExactDeduper`;
  * - **decontamination**: read, parse, normalise, tokenise, 13-gram lookup against the battery;
  * - **near**: read, parse, normalise, tokenise, shingle, MinHash, LSH and exact-Jaccard verification;
- * - **full**: the whole `DataPrep` (exact, decontamination, near) on one thread;
+ * - **full**: the whole `DataPrep` (exact, decontamination, near) on one thread, reading as the worker does: the
+ *   line's bytes, exact dedup from `lineDigest`, and only a line it keeps decoded (`DataPrep.considerDigested`);
  * - **threaded**: the same on `--threads` threads (default one per core, at most four) as the worker runs it, its
  *   verdicts checked against the one-thread pass; run in a child process of its own (dataprep-threaded-child.ts),
  *   so that its peak RSS is DataPrep's at this size (`dataprep_peak_rss_mib`), not this process's passes' too.
@@ -33,9 +36,12 @@ import {
   ExactDeduper,
   NearDeduper,
   createTokenHasher,
+  byteLineBatchesOf,
+  decodeLine,
   documentText,
   hashTokens,
   lineBatchesOf,
+  lineDigest,
   normalizeText,
   parseBattery,
   resolveParams,
@@ -82,7 +88,10 @@ try {
    * Wall-clock rates, plus the process's CPU seconds for the pass: the machine is shared, so the wall clock of a pass
    * includes time other processes held the cores; docs per CPU second is the figure load does not move much.
    */
-  async function pass(name: string, onDoc: ((text: string) => void) | null): Promise<{ seconds: number; cpu_seconds: number; docs_per_s: number; mb_per_s: number; docs_per_cpu_s: number; mb_per_cpu_s: number }> {
+  async function pass(
+    name: string,
+    onDoc: ((text: string) => void) | null | 'exact' | { digested: (digest: string, line: Uint8Array, lineNo: number) => void },
+  ): Promise<{ seconds: number; cpu_seconds: number; docs_per_s: number; mb_per_s: number; docs_per_cpu_s: number; mb_per_cpu_s: number }> {
     const cpu = process.cpuUsage();
     const start = performance.now();
     let docs = 0;
@@ -91,6 +100,27 @@ try {
       for await (const chunk of createReadStream(file)) hash.update(chunk as Buffer);
       hash.digest();
       docs = DOCS;
+    } else if (onDoc === 'exact') {
+      const dedup = new ExactDeduper();
+      let lineNo = 0;
+      for await (const batch of byteLineBatchesOf(createReadStream(file))) {
+        for (const line of batch) {
+          const digest = lineDigest(line, 'jsonl', ++lineNo, params.normalization);
+          if (digest === null) continue;
+          dedup.considerDigest(docs++, digest);
+        }
+      }
+    } else if (typeof onDoc === 'object') {
+      // The worker's reading: lines as bytes, each document's exact digest taken from them.
+      let lineNo = 0;
+      for await (const batch of byteLineBatchesOf(createReadStream(file))) {
+        for (const line of batch) {
+          const digest = lineDigest(line, 'jsonl', ++lineNo, params.normalization);
+          if (digest === null) continue;
+          onDoc.digested(digest, line, lineNo);
+          docs++;
+        }
+      }
     } else {
       let lineNo = 0;
       for await (const batch of lineBatchesOf(createReadStream(file))) {
@@ -118,10 +148,8 @@ try {
   }
 
   const baseline = await pass('baseline (read + sha256)', null);
-  let exactDedup: ExactDeduper | null = new ExactDeduper();
+  const exact = await pass('exact', 'exact');
   let ordinal = 0;
-  const exact = await pass('exact', (text) => void exactDedup!.consider(ordinal++, normalizeText(text, params.normalization)));
-  exactDedup = null;
   const index = new BatteryIndex(battery, params.decontamination.ngram, hasher);
   const decontamination = await pass('decontamination', (text) => {
     const tokens = wordTokens(normalizeText(text, params.normalization));
@@ -140,10 +168,13 @@ try {
   let prep: DataPrep | null = await DataPrep.create(battery);
   const removedNear = new Uint8Array(DOCS);
   ordinal = 0;
-  const full = await pass('full (exact, decontamination, near)', (text) => {
-    const v = prep!.consider(text);
-    if (!v.kept && v.reason === 'near') removedNear[v.ordinal] = 1;
-    ordinal++;
+  // As the worker decides, on one thread: exact dedup from the line's digest, and only a line it keeps decoded.
+  const full = await pass('full (exact, decontamination, near)', {
+    digested: (digest, line, lineNo) => {
+      const v = prep!.considerDigested(digest, () => documentText(decodeLine(line), 'jsonl', lineNo)!);
+      if (!v.kept && v.reason === 'near') removedNear[v.ordinal] = 1;
+      ordinal++;
+    },
   });
   const summary = prep.summary();
   prep = null; // its index is dropped before the threaded pass, as each pass's is before the next

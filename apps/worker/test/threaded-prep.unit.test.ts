@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { DataPrep, DocAnalyzer, createTokenHasher, documentText, parseBattery, resolveParams, type Verdict } from '@ito/dataprep';
+import { DataPrep, DocAnalyzer, createTokenHasher, documentText, exactDigest, normalizeText, parseBattery, resolveParams, type Verdict } from '@ito/dataprep';
 import { packAnalyses, transferables, unpackAnalyses } from '../src/dataprep-threads/packed.js';
 import { ThreadedDataPrep } from '../src/dataprep-threads/threaded-prep.js';
 
@@ -46,6 +46,27 @@ describe('data prep on worker threads', () => {
       const got = await threaded(threads, sizes);
       expect(got.verdicts).toEqual(expected);
       expect(got.summary).toEqual(prep.summary());
+    }
+  }, 120_000);
+
+  it('decides exact duplicates from their digests alone, reads only the other texts, and gives the verdicts of the single-threaded passes', async () => {
+    const one = await DataPrep.create(battery);
+    const expected = texts.map((t) => one.consider(t));
+    const digests = texts.map((t) => exactDigest(normalizeText(t, resolveParams().normalization)));
+    const prep = await ThreadedDataPrep.create(battery, 3);
+    try {
+      const read: number[] = [];
+      const batches: Promise<Verdict[]>[] = [];
+      for (const [i, size] of [[0, 37], [37, 1], [38, 0], [38, texts.length]] as const) {
+        batches.push(prep.considerDigested(digests.slice(i, i + size), (k) => (read.push(i + k), texts[i + k]!)));
+      }
+      expect((await Promise.all(batches)).flat()).toEqual(expected);
+      expect(prep.summary()).toEqual(one.summary());
+      const notExact = expected.flatMap((v, d) => (!v.kept && v.reason === 'exact' ? [] : [d]));
+      expect(read).toEqual(notExact);
+      expect(prep.sentToThreads).toBe(notExact.length);
+    } finally {
+      await prep.close();
     }
   }, 120_000);
 

@@ -14,6 +14,7 @@ import { shingleSet } from './shingles.js';
  * afterwards, in input order, by `DataPrep.considerAnalyzed`, so the verdicts do not depend on who computed this.
  */
 export interface DocAnalysis {
+  /** '' when the analysis was asked for without it: the exact verdict was taken already, from the line's bytes. */
   digest: string;
   /** Battery item ids the document shares an n-gram with, sorted. */
   items: string[];
@@ -36,13 +37,14 @@ export class DocAnalyzer {
     this.signer = new NearDeduper(params.near);
   }
 
-  analyze(text: string): DocAnalysis {
+  /** With `digest` false, the exact digest is not taken (its verdict was, from the line's bytes: `lineDigest`). */
+  analyze(text: string, digest = true): DocAnalysis {
     const normalized = normalizeText(text, this.params.normalization);
     const tokens = wordTokens(normalized);
     const hashes = hashTokens(tokens, this.hasher);
     const items = this.index.touched(tokens, hashes);
     const clean = items.length === 0;
     const shingles = clean ? shingleSet(hashes, this.params.near.shingle_words) : new Uint32Array(0);
-    return { digest: exactDigest(normalized), items, tokens: clean ? hashes : new Uint32Array(0), shingles, keys: this.signer.bandKeys(shingles) };
+    return { digest: digest ? exactDigest(normalized) : '', items, tokens: clean ? hashes : new Uint32Array(0), shingles, keys: this.signer.bandKeys(shingles) };
   }
 }

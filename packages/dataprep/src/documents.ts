@@ -1,3 +1,4 @@
+import { isUtf8 } from 'node:buffer';
 import { parseStrictJson } from '@ito/contracts';
 import { scanJsonText } from './json-text.js';
 
@@ -33,40 +34,85 @@ export async function* linesOf(chunks: AsyncIterable<Uint8Array | string>, maxLi
  * again to be searched; a line split across chunks is joined from its parts once its end is read. A string chunk
  * is taken as its UTF-8 encoding. The bound is on the line's bytes, its CR included, wherever its chunks end.
  */
-export async function* lineBatchesOf(chunks: AsyncIterable<Uint8Array | string>, maxLineBytes = MAX_LINE_BYTES, signal?: AbortSignal): AsyncGenerator<string[]> {
+export function lineBatchesOf(chunks: AsyncIterable<Uint8Array | string>, maxLineBytes = MAX_LINE_BYTES, signal?: AbortSignal): AsyncGenerator<string[]> {
   const decoder = new TextDecoder('utf-8', { fatal: true });
+  return splitLines(chunks, maxLineBytes, signal, (bytes, lineNo) => {
+    try {
+      return decoder.decode(bytes);
+    } catch {
+      throw new DocumentError(`line ${lineNo} is not valid UTF-8`);
+    }
+  });
+}
+
+/**
+ * The lines of {@link lineBatchesOf} as their UTF-8 bytes, not decoded: the same lines, refused with the same
+ * errors at the same points (every line of a batch is checked to be UTF-8 before the batch is yielded), for a
+ * reader that can use the bytes as they are (./line-digest.ts). A line is a view of the chunk it ended in (a
+ * copy when it spanned chunks): a caller that keeps one past its next step must copy it, since a source may reuse
+ * its buffers.
+ */
+export function byteLineBatchesOf(chunks: AsyncIterable<Uint8Array | string>, maxLineBytes = MAX_LINE_BYTES, signal?: AbortSignal): AsyncGenerator<Uint8Array[]> {
+  return splitLines(
+    chunks,
+    maxLineBytes,
+    signal,
+    (bytes, lineNo, checked) => {
+      if (!checked && !isUtf8(bytes)) throw new DocumentError(`line ${lineNo} is not valid UTF-8`);
+      return bytes;
+    },
+    isUtf8,
+  );
+}
+
+/**
+ * The string {@link lineBatchesOf} gives for a line that {@link byteLineBatchesOf} gave (checked UTF-8): a leading
+ * byte-order mark is dropped, as that reader's decoder drops it, so a line written back from this string is
+ * the same bytes as before.
+ */
+export function decodeLine(bytes: Uint8Array): string {
+  return lineDecoder.decode(bytes);
+}
+const lineDecoder = new TextDecoder('utf-8', { fatal: true });
+
+/**
+ * The splitting both readers share; `take` gets each line's bytes, without its `\n` or `\r\n`. With `checkRun`,
+ * the whole lines a chunk ends are first checked at once (one call instead of one a line: a `\n` ends a UTF-8
+ * character, so the run is valid exactly when each of its lines is), and `take` is told when that check passed.
+ */
+async function* splitLines<T>(
+  chunks: AsyncIterable<Uint8Array | string>,
+  maxLineBytes: number,
+  signal: AbortSignal | undefined,
+  take: (bytes: Uint8Array, lineNo: number, checked: boolean) => T,
+  checkRun?: (bytes: Uint8Array) => boolean,
+): AsyncGenerator<T[]> {
   let lineNo = 0;
   /** The start of a line whose end has not been read yet, in parts, and their total length. */
   let parts: Uint8Array[] = [];
   let partBytes = 0;
-  const decode = (bytes: Uint8Array) => {
-    const end = bytes.length > 0 && bytes[bytes.length - 1] === CR ? bytes.length - 1 : bytes.length;
-    try {
-      return decoder.decode(bytes.subarray(0, end));
-    } catch {
-      throw new DocumentError(`line ${lineNo} is not valid UTF-8`);
-    }
-  };
+  const taken = (bytes: Uint8Array, checked = false) => take(bytes.length > 0 && bytes[bytes.length - 1] === CR ? bytes.subarray(0, bytes.length - 1) : bytes, lineNo, checked);
   for await (const raw of chunks) {
     signal?.throwIfAborted();
     const chunk = typeof raw === 'string' ? Buffer.from(raw, 'utf8') : raw;
     let start = 0;
     let nl = chunk.indexOf(LF);
-    const batch: string[] = [];
+    const batch: T[] = [];
     const tooLong = () => new DocumentError(`line ${lineNo} is longer than ${maxLineBytes} bytes`);
     if (nl !== -1 && partBytes > 0) {
       lineNo++;
       if (partBytes + nl > maxLineBytes) throw tooLong();
-      batch.push(decode(Buffer.concat([...parts, chunk.subarray(0, nl)])));
+      batch.push(taken(Buffer.concat([...parts, chunk.subarray(0, nl)])));
       parts = [];
       partBytes = 0;
       start = nl + 1;
       nl = chunk.indexOf(LF, start);
     }
+    const checked = nl !== -1 && checkRun !== undefined && checkRun(chunk.subarray(start, chunk.lastIndexOf(LF)));
     for (; nl !== -1; nl = chunk.indexOf(LF, start)) {
       lineNo++;
       if (nl - start > maxLineBytes) throw tooLong();
-      batch.push(decode(chunk.subarray(start, nl)));
+      batch.push(taken(chunk.subarray(start, nl), checked));
       start = nl + 1;
     }
     if (batch.length > 0) yield batch;
@@ -79,7 +125,7 @@ export async function* lineBatchesOf(chunks: AsyncIterable<Uint8Array | string>,
   }
   if (partBytes > 0) {
     lineNo++;
-    yield [decode(Buffer.concat(parts))];
+    yield [taken(Buffer.concat(parts))];
   }
 }
 

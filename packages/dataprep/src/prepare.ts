@@ -1,7 +1,7 @@
 import type { DocAnalysis } from './analysis.js';
 import type { Battery } from './battery.js';
 import { BatteryIndex } from './decontaminate.js';
-import { ExactDeduper } from './exact-dedup.js';
+import { ExactDeduper, exactDigest } from './exact-dedup.js';
 import { createTokenHasher, hashTokens, type TokenHasher } from './hashing.js';
 import { NearDeduper } from './near-dedup.js';
 import { normalizeText, wordTokens } from './normalize.js';
@@ -62,13 +62,35 @@ export class DataPrep {
   }
 
   consider(text: string): Verdict {
-    const ordinal = this.ordinal++;
     const normalized = normalizeText(text, this.params.normalization);
-    const first = this.exact.consider(ordinal, normalized);
-    if (first !== null) {
-      this.removed.exact++;
-      return { ordinal, kept: false, reason: 'exact', duplicate_of: first };
-    }
+    const exact = this.considerDigest(exactDigest(normalized));
+    return exact.kept ? this.afterExact(exact.ordinal, normalized) : exact;
+  }
+
+  /**
+   * The same verdict as {@link consider} for a document whose exact digest was taken from its line's bytes
+   * (`lineDigest`): an exact duplicate is decided from the digest alone and `text` is never called for it, so its
+   * line need not be decoded nor parsed.
+   */
+  considerDigested(digest: string, text: () => string): Verdict {
+    const exact = this.considerDigest(digest);
+    return exact.kept ? this.afterExact(exact.ordinal, normalizeText(text(), this.params.normalization)) : exact;
+  }
+
+  /**
+   * The first pass alone, in input order: the next ordinal and, from the document's exact digest, its removal as
+   * an exact duplicate, or `kept` meaning only that it passed exact dedup. A document it keeps must then be
+   * decided, in the same order, by {@link considerAnalyzedAfterExact} with this ordinal.
+   */
+  considerDigest(digest: string): Verdict {
+    const ordinal = this.ordinal++;
+    const first = this.exact.considerDigest(ordinal, digest);
+    if (first === null) return { ordinal, kept: true };
+    this.removed.exact++;
+    return { ordinal, kept: false, reason: 'exact', duplicate_of: first };
+  }
+
+  private afterExact(ordinal: number, normalized: string): Verdict {
     const tokens = wordTokens(normalized);
     const hashes = hashTokens(tokens, this.hasher);
     const items = this.index.touched(tokens, hashes);
@@ -90,12 +112,15 @@ export class DataPrep {
    * params and battery): the order-dependent decisions only, so the pure work can be done on other threads.
    */
   considerAnalyzed(analysis: DocAnalysis): Verdict {
-    const ordinal = this.ordinal++;
-    const first = this.exact.considerDigest(ordinal, analysis.digest);
-    if (first !== null) {
-      this.removed.exact++;
-      return { ordinal, kept: false, reason: 'exact', duplicate_of: first };
-    }
+    const exact = this.considerDigest(analysis.digest);
+    return exact.kept ? this.considerAnalyzedAfterExact(exact.ordinal, analysis) : exact;
+  }
+
+  /**
+   * The passes after exact dedup for the document {@link considerDigest} gave `ordinal` and kept, from its analysis
+   * (whose digest is not read): called in the same order as `considerDigest`, after every earlier document's.
+   */
+  considerAnalyzedAfterExact(ordinal: number, analysis: DocAnalysis): Verdict {
     if (analysis.items.length > 0) {
       this.removed.decontamination++;
       for (const item of analysis.items) this.contaminated.add(item);

@@ -22,6 +22,7 @@ export class ThreadedDataPrep {
   private nextId = 0;
   /** The last batch's decisions: each batch's wait for the one before it, so ordinals follow the calls' order. */
   private tail: Promise<unknown> = Promise.resolve();
+  private sent = 0;
 
   private constructor(
     private readonly prep: DataPrep,
@@ -46,19 +47,60 @@ export class ThreadedDataPrep {
    * are decided in the order they were submitted whatever order the threads finish in.
    */
   considerMany(texts: readonly string[]): Promise<Verdict[]> {
-    // Equal slices, one per thread, so the threads finish together.
+    const slices = this.spread(texts, true);
+    const decided = this.tail.then(async () => (await Promise.all(slices)).flat().map((a) => this.prep.considerAnalyzed(a)));
+    return this.queued(decided);
+  }
+
+  /**
+   * The verdicts of a batch of documents whose exact digests were taken from their lines' bytes (`lineDigest`), in
+   * order, as {@link considerMany} would give for their texts: exact dedup is decided now, on this thread, and an
+   * exact duplicate goes no further. `textOf(i)` is called (now, in order) only for the documents it kept, and only
+   * their texts go to the threads, which do not take the digest again.
+   */
+  considerDigested(digests: readonly string[], textOf: (i: number) => string): Promise<Verdict[]> {
+    const verdicts = digests.map((d) => this.prep.considerDigest(d));
+    const passed: number[] = [];
+    const texts: string[] = [];
+    verdicts.forEach((v, i) => {
+      if (!v.kept) return;
+      passed.push(i);
+      texts.push(textOf(i));
+    });
+    this.sent += texts.length;
+    const slices = this.spread(texts, false);
+    const decided = this.tail.then(async () => {
+      (await Promise.all(slices)).flat().forEach((a, k) => {
+        const i = passed[k]!;
+        verdicts[i] = this.prep.considerAnalyzedAfterExact(verdicts[i]!.ordinal, a);
+      });
+      return verdicts;
+    });
+    return this.queued(decided);
+  }
+
+  /** Equal slices, one per thread, so the threads finish together. */
+  private spread(texts: readonly string[], digests: boolean): Promise<DocAnalysis[]>[] {
     const size = Math.max(1, Math.ceil(texts.length / this.threads.length));
     const slices: Promise<DocAnalysis[]>[] = [];
-    for (let i = 0, t = 0; i < texts.length; i += size, t++) slices.push(this.analyze(this.threads[t]!, texts.slice(i, i + size)));
-    const decided = this.tail.then(async () => (await Promise.all(slices)).flat().map((a) => this.prep.considerAnalyzed(a)));
-    // A failed batch fails its caller; the next batch still waits for it, then goes on.
+    for (let i = 0, t = 0; i < texts.length; i += size, t++) slices.push(this.analyze(this.threads[t]!, texts.slice(i, i + size), digests));
+    return slices;
+  }
+
+  /** A batch's decisions wait for the batch before: a failed batch fails its caller; the next still waits, then goes on. */
+  private queued(decided: Promise<Verdict[]>): Promise<Verdict[]> {
     this.tail = decided.catch(() => undefined);
     return decided;
   }
 
   /** Resolves once every thread has built its analyser (battery index, token hasher) and answered an empty batch. */
   async ready(): Promise<void> {
-    await Promise.all(this.threads.map((t) => this.analyze(t, [])));
+    await Promise.all(this.threads.map((t) => this.analyze(t, [], true)));
+  }
+
+  /** Documents whose texts went to the threads through {@link considerDigested}: those exact dedup did not remove. */
+  get sentToThreads(): number {
+    return this.sent;
   }
 
   summary(): DataPrepSummary {
@@ -69,11 +111,11 @@ export class ThreadedDataPrep {
     await Promise.all(this.threads.map((t) => t.worker.terminate()));
   }
 
-  private analyze(thread: { worker: Worker; pending: Map<number, Pending> }, texts: string[]): Promise<DocAnalysis[]> {
+  private analyze(thread: { worker: Worker; pending: Map<number, Pending> }, texts: string[], digests: boolean): Promise<DocAnalysis[]> {
     const id = this.nextId++;
     return new Promise((resolve, reject) => {
       thread.pending.set(id, { resolve, reject });
-      thread.worker.postMessage({ id, texts });
+      thread.worker.postMessage({ id, texts, digests });
     });
   }
 }

@@ -1,23 +1,11 @@
 import { basename, join } from 'node:path';
 import type { ErrorCode, Manifest } from '@ito/contracts';
-import {
-  DataRefTooLargeError,
-  DocumentError,
-  MAX_LINE_BYTES,
-  ReadBudget,
-  documentText,
-  lineBatchesOf,
-  provenanceDisagreement,
-  shardFormatOf,
-  type Battery,
-  type DataRefBounds,
-  type ShardFormat,
-  type Verdict,
-} from '@ito/dataprep';
+import { DataRefTooLargeError, DocumentError, ReadBudget, provenanceDisagreement, shardFormatOf, type Battery, type DataRefBounds } from '@ito/dataprep';
 import { ThreadedDataPrep, defaultDataPrepThreads } from '../dataprep-threads/threaded-prep.js';
 import { fileRefPath, type DataPreparedEvent } from '@ito/domain';
 import type { StorageRegistry } from '@ito/storage';
 import { isDirectoryNoFollow, listTree, readChunks, treeDigest } from './data-digest.js';
+import { keptChunks, type Removal } from './kept-lines.js';
 import { isStoredRef, storedShardsOf, type StoredShards } from './stored-data-source.js';
 
 /** Battery items named in one event; the total is always recorded. */
@@ -42,10 +30,6 @@ export interface PrepareInput {
 
 export type PrepareOutcome = { ok: true; fact: DataPreparedEvent; disagreement: string | null } | { ok: false; reason: string; code?: ErrorCode };
 
-type InFlight = { docs: Array<{ line: string; lineNo: number }>; verdicts: Promise<Verdict[]> };
-type Removal = { shard: number; line: number } & Omit<Exclude<Verdict, { kept: true }>, 'kept'>;
-/** Kept lines are handed to the store in chunks of about this many bytes (a line longer than it is one chunk). */
-const KEPT_CHUNK_BYTES = 1024 * 1024;
 
 /**
  * Streams every shard of one `file://` or stored data ref (a `.jsonl` or `.txt` file, or a directory of them; other files,
@@ -175,67 +159,4 @@ async function prepareWith(
     battery: { name: summary.battery.name, sha256: input.battery.sha256, items: summary.battery.items },
   };
   return { ok: true, fact, disagreement: provenanceDisagreement(declared, summary, summary.battery.name) };
-}
-
-/**
- * The kept lines of one shard, as they were with their `\n`, in chunks of about {@link KEPT_CHUNK_BYTES}: each
- * batch of lines is read and parsed while the one before it is on the threads, and its verdicts are taken in
- * order. Removals go to `onRemoved`; a refusal (a line that is not a document, a bound passed) is thrown.
- */
-async function* keptChunks(at: {
-  prep: ThreadedDataPrep;
-  chunks: AsyncIterable<Uint8Array>;
-  format: ShardFormat;
-  shardNo: number;
-  documents: ReadBudget;
-  signal: AbortSignal | undefined;
-  onRemoved: (removal: Removal) => void;
-}): AsyncGenerator<Uint8Array> {
-  const { prep, format, shardNo, documents, onRemoved } = at;
-  let pending: string[] = [];
-  let pendingBytes = 0;
-  const settle = async ({ docs, verdicts }: InFlight): Promise<Uint8Array | null> => {
-    (await verdicts).forEach((verdict, i) => {
-      const doc = docs[i]!;
-      if (verdict.kept) {
-        pending.push(`${doc.line}\n`);
-        pendingBytes += doc.line.length + 1;
-      } else {
-        const { kept: _k, ...rest } = verdict;
-        onRemoved({ shard: shardNo, line: doc.lineNo, ...rest });
-      }
-    });
-    return pendingBytes >= KEPT_CHUNK_BYTES ? flush() : null;
-  };
-  const flush = (): Uint8Array => {
-    const bytes = Buffer.from(pending.join(''));
-    pending = [];
-    pendingBytes = 0;
-    return bytes;
-  };
-  let lineNo = 0;
-  let previous: InFlight | null = null;
-  for await (const batch of lineBatchesOf(at.chunks, MAX_LINE_BYTES, at.signal)) {
-    const docs: Array<{ line: string; lineNo: number }> = [];
-    const texts: string[] = [];
-    for (const line of batch) {
-      lineNo++;
-      const text = documentText(line, format, lineNo);
-      if (text === null) continue;
-      documents.take(1);
-      docs.push({ line, lineNo });
-      texts.push(text);
-    }
-    // One batch on the threads while the next is read; verdicts are taken in order all the same.
-    const current: InFlight = { docs, verdicts: prep.considerMany(texts) };
-    // A batch left behind by a refusal is never awaited: its failure (threads closed) must not go unhandled.
-    current.verdicts.catch(() => undefined);
-    if (previous) {
-      const full = await settle(previous);
-      if (full) yield full;
-    }
-    previous = current;
-  }
-  if (previous) await settle(previous);
-  if (pendingBytes > 0) yield flush();
 }

@@ -1,0 +1,202 @@
+import { FORBIDDEN_JSON_KEYS } from '@ito/contracts';
+import { plainBytes } from './plain-bytes.js';
+
+/**
+ * Where the `text` string of one JSON-lines document lies in the line's UTF-8 bytes, for a text the exact pass can
+ * hash as it is. The same scan as ./json-text.ts (the same grammar, duplicate and prototype keys, depth and key
+ * bounds, and it declines whatever that one declines), on bytes instead of a decoded string, and narrower: it
+ * answers only when the text literal has no escape and its bytes pass `plainBytes` (./plain-bytes.ts); for anything else
+ * it answers false and the caller reads the line as a string, as it always did. The line is valid UTF-8 (the
+ * reader checked), so a byte from 0x80 up is part of a character, never of the grammar.
+ */
+
+const MAX_FAST_DEPTH = 16;
+const MAX_FAST_KEYS = 32;
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+
+/** The text's bytes are `[textStart, textEnd)` of the line after a scan that answered true. */
+export let textStart = 0;
+export let textEnd = 0;
+
+// The scan's state: module-level, since a scan never calls out to code that could start another.
+let src: Uint8Array = new Uint8Array(0);
+let at = 0;
+/** Whether the last string `stringEnd` passed had an escape; whether the last key `readKey` read is `text`. */
+let escaped = false;
+let keyIsText = false;
+
+export function scanJsonTextBytes(line: Uint8Array, caseFold: boolean): boolean {
+  src = line;
+  at = 0;
+  try {
+    return scan(caseFold);
+  } finally {
+    src = EMPTY;
+  }
+}
+const EMPTY = new Uint8Array(0);
+
+function scan(caseFold: boolean): boolean {
+  let found = false;
+  /** Keys seen in each open object, as byte ranges (null for an array), innermost last. */
+  const open: Array<number[] | null> = [];
+  let readingText = false;
+  skip();
+  if (src[at] !== 0x7b) return false;
+  for (;;) {
+    const c = src[at];
+    if (readingText) {
+      // The text: its literal ends at the first quote, since a text with a backslash is not taken here.
+      if (c !== QUOTE) return false;
+      const close = src.indexOf(QUOTE, at + 1);
+      if (close === -1 || !plainBytes(src, at + 1, close, caseFold)) return false;
+      textStart = at + 1;
+      textEnd = close;
+      found = true;
+      at = close + 1;
+      readingText = false;
+    } else if (c === 0x7b || c === 0x5b) {
+      if (open.length >= MAX_FAST_DEPTH) return false;
+      at++;
+      skip();
+      if (src[at] !== (c === 0x7b ? 0x7d : 0x5d)) {
+        if (c === 0x5b) {
+          open.push(null);
+          continue;
+        }
+        const keys: number[] = [];
+        open.push(keys);
+        if (!readKey(keys)) return false;
+        readingText = open.length === 1 && keyIsText;
+        continue;
+      }
+      at++;
+    } else if (c === QUOTE) {
+      const end = stringEnd();
+      if (end < 0) return false;
+      at = end;
+    } else if (c === 0x2d || (c !== undefined && c >= 0x30 && c <= 0x39)) {
+      const end = numberEnd();
+      if (end < 0) return false;
+      at = end;
+    } else if (word('true')) at += 4;
+    else if (word('false')) at += 5;
+    else if (word('null')) at += 4;
+    else return false;
+
+    for (;;) {
+      skip();
+      const inner = open.at(-1);
+      if (inner === undefined) return at === src.length && found;
+      const next = src[at];
+      if (next === 0x2c) {
+        at++;
+        skip();
+        if (inner === null) break;
+        if (!readKey(inner)) return false;
+        readingText = open.length === 1 && keyIsText;
+        break;
+      }
+      if (next !== (inner === null ? 0x5d : 0x7d)) return false;
+      at++;
+      open.pop();
+    }
+  }
+}
+
+function skip(): void {
+  for (;;) {
+    const c = src[at];
+    if (c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09) at++;
+    else return;
+  }
+}
+
+function word(w: string): boolean {
+  for (let i = 0; i < w.length; i++) if (src[at + i] !== w.charCodeAt(i)) return false;
+  return true;
+}
+
+const isDigit = (c: number | undefined) => c !== undefined && c >= 0x30 && c <= 0x39;
+const isHex = (c: number | undefined) => c !== undefined && ((c >= 0x30 && c <= 0x39) || (c >= 0x41 && c <= 0x46) || (c >= 0x61 && c <= 0x66));
+
+/** The end of the number at `at` by JSON's grammar (`-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?`), or -1. */
+function numberEnd(): number {
+  let i = at;
+  if (src[i] === 0x2d) i++;
+  if (src[i] === 0x30) i++;
+  else if (isDigit(src[i])) while (isDigit(src[i])) i++;
+  else return -1;
+  if (src[i] === 0x2e && isDigit(src[i + 1])) {
+    i++;
+    while (isDigit(src[i])) i++;
+  }
+  const e = src[i];
+  if (e === 0x65 || e === 0x45) {
+    let j = i + 1;
+    if (src[j] === 0x2b || src[j] === 0x2d) j++;
+    if (isDigit(src[j])) {
+      while (isDigit(src[j])) j++;
+      i = j;
+    }
+  }
+  return i;
+}
+
+/**
+ * The end (past the closing quote) of the string literal at `at`, or -1 when it is not one: no raw control
+ * character, only the escapes JSON allows, and no `\u0000` (the strict parser's rule).
+ */
+function stringEnd(): number {
+  escaped = false;
+  if (src[at] !== QUOTE) return -1;
+  for (let i = at + 1; i < src.length; ) {
+    const c = src[i]!;
+    if (c === QUOTE) return i + 1;
+    if (c < 0x20) return -1;
+    if (c !== BACKSLASH) {
+      i++;
+      continue;
+    }
+    escaped = true;
+    const e = src[i + 1];
+    if (e === 0x22 || e === 0x5c || e === 0x2f || e === 0x62 || e === 0x66 || e === 0x6e || e === 0x72 || e === 0x74) i += 2;
+    else if (e === 0x75 && isHex(src[i + 2]) && isHex(src[i + 3]) && isHex(src[i + 4]) && isHex(src[i + 5]) && !(src[i + 2] === 0x30 && src[i + 3] === 0x30 && src[i + 4] === 0x30 && src[i + 5] === 0x30)) i += 6;
+    else return -1;
+  }
+  return -1;
+}
+
+/**
+ * `"key" :` of the innermost object, leaving `at` on its value; false when the fast path does not take it. A key
+ * is kept as its byte range (`keys` holds start and end pairs): raw UTF-8 without escapes, so equal keys are equal
+ * bytes, and no string is built for it.
+ */
+function readKey(keys: number[]): boolean {
+  const end = stringEnd();
+  // An escaped key could spell a key seen unescaped: only the strict parser compares decoded keys.
+  if (end < 0 || escaped || keys.length >= 2 * MAX_FAST_KEYS) return false;
+  const start = at + 1;
+  const stop = end - 1;
+  for (let k = 0; k < keys.length; k += 2) if (sameBytes(keys[k]!, keys[k + 1]!, start, stop)) return false;
+  for (const name of FORBIDDEN) if (sameBytes(0, name.length, start, stop, name)) return false;
+  keys.push(start, stop);
+  keyIsText = sameBytes(0, TEXT.length, start, stop, TEXT);
+  at = end;
+  skip();
+  if (src[at] !== 0x3a) return false;
+  at++;
+  skip();
+  return true;
+}
+
+/** Whether `[aStart, aEnd)` of `a` (the line when not given) and `[bStart, bEnd)` of the line are the same bytes. */
+function sameBytes(aStart: number, aEnd: number, bStart: number, bEnd: number, a: Uint8Array = src): boolean {
+  if (aEnd - aStart !== bEnd - bStart) return false;
+  for (let i = 0; i < aEnd - aStart; i++) if (a[aStart + i] !== src[bStart + i]) return false;
+  return true;
+}
+
+const FORBIDDEN = FORBIDDEN_JSON_KEYS.map((k) => Buffer.from(k, 'utf8'));
+const TEXT = Buffer.from('text', 'utf8');
