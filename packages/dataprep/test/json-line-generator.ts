@@ -3,24 +3,14 @@
  * nesting, white space), half broken on purpose (raw control characters, bad escapes, duplicate and prototype keys,
  * cut short, wrapped, trailing junk). Seeded, so a failing line can be reproduced from its seed.
  */
-/** mulberry32: a seeded generator, so a failing line can be reproduced from its seed. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { rngOf } from '../../../test/fixtures/dataprep/generator.js';
 
 const PIECES = ['a', 'Z', ' ', '  ', 'é', 'e\u0301', '日本', '😀', '\ud83d', '\u2028', '\u00a0', '\t', '"', '\\', '/', '\n', '\u0001', '\u007f', 'text', '{', '}', ':', ','];
 const ESCAPES = ['\\n', '\\t', '\\"', '\\\\', '\\/', '\\b', '\\f', '\\r', '\\u00e9', '\\u0041', '\\ud83d\\ude00', '\\udc00', '\\u2028', '\\u0000', '\\x41', '\\u12', '\\'];
 const KEYS = ['text', 'id', 'source', 'meta', 'tex', 'texts', 'Text', '__proto__', 'constructor', 't\\u0065xt', 'te\\"xt', ''];
 
 export function jsonLineGenerator(seed: number): () => string {
-  const r = rng(seed);
+  const r = rngOf(seed);
   const pick = <T>(xs: readonly T[]): T => xs[Math.floor(r() * xs.length)]!;
   /** Half the lines are well formed (the pieces that break a line are left out), so both paths are exercised. */
   let clean = false;
