@@ -42,8 +42,8 @@ export interface ApiDeps {
   metricsAdmission?: AdmissionLimits;
   /** Heartbeats held at once per process; beyond it they are shed with 429. @defaultValue 512 */
   heartbeatAdmission?: HeartbeatAdmissionLimits;
-  /** How the heartbeats' liveness writes are gathered into statements. @defaultValue statements at least 5 ms apart unless 256 beats wait */
-  livenessWriter?: LivenessWriterOptions;
+  /** How the heartbeats' liveness writes are gathered into statements. @defaultValue statements at least 5 ms apart unless 256 beats wait, two at once */
+  livenessWriter?: Partial<LivenessWriterOptions>;
   /** Verified node credentials kept per process. @defaultValue 100,000 for 60 s */
   nodeCredentialCache?: NodeCredentialCacheLimits;
   /** The queue backend and the workers' job catalogs, for queue depths and job durations on /metrics. */

@@ -68,4 +68,20 @@ describe('liveness storage', () => {
     const { rows } = await pool.query<{ page: number }>(`select (ctid::text::point)[0]::int as page from node_liveness where node_id = $1`, [beat.node_id]);
     expect(rows[0]?.page).toBe(first.page);
   });
+
+  it('keeps each beat of one statement at its own time: runs of one request\'s Date, a time seen again later, and each beat\'s own ids', async () => {
+    // The statement sends each distinct run of a Date once and each beat its position among them.
+    const t = (s: number) => new Date(Date.UTC(2026, 11, 6, 10, 0, s, 250));
+    const [a, b, c] = [t(0), t(2), t(4)];
+    const times = [a, a, a, b, b, c, a, a, new Date(b.getTime()), c];
+    const sent: Beat[] = times.map((at, i) => ({ node_id: node(2000 + i), tenant_id: i % 2 === 0 ? 'ten_even' : 'ten_odd', at, health: gpus(60 + i), task: null }));
+    await upsertBeats(pool, sent);
+    const { rows } = await pool.query<{ node_id: string; tenant_id: string; last_heartbeat_at: Date; progress_at: Date | null; health: unknown }>(
+      `select node_id, tenant_id, last_heartbeat_at, progress_at, health::json as health from node_liveness where node_id = any($1) order by node_id`,
+      [sent.map((x) => x.node_id)],
+    );
+    expect(rows.map((r) => [r.node_id, r.tenant_id, r.last_heartbeat_at.toISOString(), r.progress_at?.toISOString() ?? null, r.health])).toEqual(
+      sent.map((x) => [x.node_id, x.tenant_id, x.at.toISOString(), x.at.toISOString(), x.health]),
+    );
+  });
 });

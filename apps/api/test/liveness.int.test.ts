@@ -92,6 +92,45 @@ describe('heartbeat liveness', () => {
     await writer.close();
   });
 
+  it('writes the next beats in a second statement while a slow one is in flight, never a beat of a node the first one carries', async () => {
+    // Each statement's nodes, as sent; the first statement is held 300 ms before it runs (PostgreSQL answering late).
+    const carried: string[][] = [];
+    let inFlight = 0;
+    let most = 0;
+    const slow = new Proxy(pool, {
+      get: (target, prop) =>
+        prop === 'query'
+          ? async (q: { values: unknown[] }) => {
+              carried.push(String(q.values[0]).split('\u0001'));
+              most = Math.max(most, ++inFlight);
+              try {
+                if (carried.length === 1) await new Promise((r) => setTimeout(r, 300));
+                return await target.query(q);
+              } finally {
+                inFlight--;
+              }
+            }
+          : Reflect.get(target, prop),
+    }) as pg.Pool;
+    const writer = createLivenessWriter(slow, { minGapMs: 20, fullBatch: 1_000 });
+    const t0 = new Date('2026-12-03T16:00:00.000Z');
+    const t1 = new Date(t0.getTime() + 2_000);
+    let firstWritten = false;
+    const first = writer.recordAll([beat(4000, t0), beat(4001, t0)]).then(() => void (firstWritten = true));
+    await new Promise((r) => setTimeout(r, 50));
+    // Node 4000 beats again while its first beat's statement is in flight: that beat waits for it; 4002's does not.
+    const newer = writer.record(beat(4000, t1));
+    await writer.record(beat(4002, t1));
+    expect(firstWritten).toBe(false);
+    expect(most).toBe(2);
+    expect(carried.slice(0, 2)).toEqual([[node(4000), node(4001)], [node(4002)]]);
+    await Promise.all([first, newer]);
+    expect(carried[2]).toEqual([node(4000)]);
+    const { rows } = await pool.query<{ at: Date }>('select last_heartbeat_at as at from node_liveness where node_id = $1', [node(4000)]);
+    expect(rows[0]?.at.toISOString()).toBe(t1.toISOString());
+    await writer.close();
+  });
+
   it('settles a batch of beats together once the last of them is written, even across statements, and rejects it on a failed write', async () => {
     let committed = 0;
     const counting = watched(pool, { commit: () => committed++ });

@@ -17,7 +17,9 @@
  *   character, which `JSON.parse` refuses itself).
  */
 export function fastJson(text: string, maxDepth: number, forbiddenKeys: readonly string[]): { value: unknown } | undefined {
-  if (text.includes('\\u0000') || KEY_SPACE_COLON.test(text)) return undefined;
+  if (text.includes('\\u0000')) return undefined;
+  const colons = keyColons(text);
+  if (colons < 0) return undefined;
   let value: unknown;
   const walk = { keys: 0, forbiddenKeys };
   try {
@@ -27,13 +29,28 @@ export function fastJson(text: string, maxDepth: number, forbiddenKeys: readonly
     // Not JSON, or nested past the stack this walk may use (a caller's maxDepth far above the default).
     return undefined;
   }
-  let colons = 0;
-  for (let i = text.indexOf('":'); i !== -1; i = text.indexOf('":', i + 2)) colons++;
   return colons === walk.keys ? { value } : undefined;
 }
 
-/** A quote, whitespace, then a colon: a key written with space before its colon (or a string holding it). */
-const KEY_SPACE_COLON = /"[ \t\n\r]+:/;
+/**
+ * How many times `":` occurs in the text, or -1 when a quote, whitespace and then a colon occurs (a key written
+ * with space before its colon, or a string holding that). One pass from colon to colon: the text's `:` are far
+ * fewer than its characters, and looking back from each is about half the cost of a search for `":` plus a
+ * regular expression over the whole text (a heartbeat batch's 14 kB is parsed per request).
+ */
+function keyColons(text: string): number {
+  let count = 0;
+  for (let i = text.indexOf(':'); i !== -1; i = text.indexOf(':', i + 1)) {
+    let j = i - 1;
+    while (isJsonSpace(text.charCodeAt(j))) j--;
+    if (text.charCodeAt(j) !== 0x22 /* " */) continue;
+    if (j < i - 1) return -1;
+    count++;
+  }
+  return count;
+}
+
+const isJsonSpace = (c: number): boolean => c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09;
 
 function certain(v: object, depth: number, maxDepth: number, walk: { keys: number; forbiddenKeys: readonly string[] }): boolean {
   if (depth > maxDepth) return false;

@@ -7,7 +7,9 @@ export interface HeartbeatAdmissionLimits {
 
 /**
  * 512 beats in flight is ≈ 40 ms of beats at 12,500/s, the fleet rate the heartbeat bench aims at: a process
- * that holds more is already answering later than a beat is worth, so it sheds instead of queueing.
+ * that holds more is already answering later than a beat is worth, so it sheds instead of queueing. What a
+ * process answers past saturation is this limit ÷ a beat's time in flight (mostly its liveness write): that time
+ * is what to cut (two upserts in flight, liveness-writer.ts), not a longer queue.
  */
 export const DEFAULT_HEARTBEAT_ADMISSION: HeartbeatAdmissionLimits = { inFlight: 512 };
 

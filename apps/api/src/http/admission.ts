@@ -24,9 +24,20 @@ export type Admission = (<T>(work: () => Promise<T>, units?: number) => Promise<
   refuseIfSaturated?: () => void;
 };
 
-/** The refusal of an admission past its limit: `rate_limited`, Retry-After 1, naming what is saturated. */
+/**
+ * The refusal of an admission past its limit: `rate_limited`, Retry-After 1, naming what is saturated. Made
+ * without a stack trace: past saturation it is made for every request shed (hundreds a second), capturing the
+ * hooks' stack was most of a refusal's own cost in a CPU profile of the heartbeat bench, and neither the answer
+ * nor the access log line of a refusal uses it (an ItoError below 500 logs its code, never its stack).
+ */
 export function saturatedError(busy: string): ItoError {
-  return new ItoError('rate_limited', `${busy}; retry in 1 s`, { retry_after_s: 1 });
+  const frames = Error.stackTraceLimit;
+  Error.stackTraceLimit = 0;
+  try {
+    return new ItoError('rate_limited', `${busy}; retry in 1 s`, { retry_after_s: 1 });
+  } finally {
+    Error.stackTraceLimit = frames;
+  }
 }
 
 /** `busy` says what is saturated, in the refusal's message (it names the kind of read, never the caller's input). */
