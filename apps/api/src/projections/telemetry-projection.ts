@@ -10,10 +10,12 @@ export const TELEMETRY_PROJECTION = 'telemetry';
 /**
  * Events per catch-up batch (one transaction each). Measured on the desk bench's 200k-event ledger: at 1,000 a
  * batch, the batches' fixed costs (the checkpoint's read and compare-and-set, the kept states' read, the commit,
- * one write statement per batch) were a quarter of catch-up's time; at 5,000 they are a twentieth. A batch holds
- * its events and their runs' kept states (≈ 1 KB a run) in memory: a few MB.
+ * one write statement per batch) were a quarter of catch-up's time; at 5,000 they are a twentieth. Once the fold
+ * and the write overlapped, 10,000 caught up 1M events 10 % faster again (PostgreSQL 2.95 → 2.65 ms of CPU per
+ * 1,000 events: a run's state and a day's sum rows are written once for twice the events); 20,000 added 3 %. A
+ * batch holds its events and their runs' kept states (≈ 1 KB a run) in memory, twice with the read-ahead: tens of MB.
  */
-export const TELEMETRY_CATCH_UP_BATCH = 5_000;
+export const TELEMETRY_CATCH_UP_BATCH = 10_000;
 
 type BookingRecords = Pick<BookingEventMap, 'BookingRecorded'>;
 type RunTelemetryEvents = Pick<RunEventMap, (typeof TELEMETRY_EVENT_TYPES)[number]>;
