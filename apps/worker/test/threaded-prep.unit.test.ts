@@ -11,6 +11,8 @@ const texts = fixture('dataprep/corpus.jsonl')
   .split('\n')
   .map((line, i) => documentText(line, 'jsonl', i + 1)!);
 
+const digestOf = (text: string) => exactDigest(normalizeText(text, resolveParams().normalization));
+
 async function threaded(threads: number, sizes: readonly number[]): Promise<{ verdicts: Verdict[]; summary: unknown }> {
   const prep = await ThreadedDataPrep.create(battery, threads);
   try {
@@ -20,7 +22,8 @@ async function threaded(threads: number, sizes: readonly number[]): Promise<{ ve
     const batches: Promise<Verdict[]>[] = [];
     for (let i = 0, k = 0; i < texts.length; k++) {
       const size = sizes[k % sizes.length]!;
-      batches.push(prep.considerMany(texts.slice(i, i + size)));
+      const batch = texts.slice(i, i + size);
+      batches.push(prep.considerDigested(batch.map(digestOf), (k) => batch[k]!));
       i += size;
     }
     const verdicts = (await Promise.all(batches)).flat();
@@ -52,7 +55,7 @@ describe('data prep on worker threads', () => {
   it('decides exact duplicates from their digests alone, reads only the other texts, and gives the verdicts of the single-threaded passes', async () => {
     const one = await DataPrep.create(battery);
     const expected = texts.map((t) => one.consider(t));
-    const digests = texts.map((t) => exactDigest(normalizeText(t, resolveParams().normalization)));
+    const digests = texts.map(digestOf);
     const prep = await ThreadedDataPrep.create(battery, 3);
     try {
       const read: number[] = [];

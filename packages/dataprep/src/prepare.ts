@@ -108,17 +108,10 @@ export class DataPrep {
   }
 
   /**
-   * The same verdict as {@link consider} gives for the text `analysis` was made of (by a `DocAnalyzer` with these
-   * params and battery): the order-dependent decisions only, so the pure work can be done on other threads.
-   */
-  considerAnalyzed(analysis: DocAnalysis): Verdict {
-    const exact = this.considerDigest(analysis.digest);
-    return exact.kept ? this.considerAnalyzedAfterExact(exact.ordinal, analysis) : exact;
-  }
-
-  /**
    * The passes after exact dedup for the document {@link considerDigest} gave `ordinal` and kept, from its analysis
-   * (whose digest is not read): called in the same order as `considerDigest`, after every earlier document's.
+   * (by a `DocAnalyzer` with these params and battery): the order-dependent decisions only, so the pure work can be
+   * done on other threads; called in the same order as `considerDigest`, after every earlier document's. Together
+   * they give the verdict {@link consider} gives for the document's text.
    */
   considerAnalyzedAfterExact(ordinal: number, analysis: DocAnalysis): Verdict {
     if (analysis.items.length > 0) {

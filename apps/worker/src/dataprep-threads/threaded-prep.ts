@@ -42,21 +42,12 @@ export class ThreadedDataPrep {
   }
 
   /**
-   * The verdicts of a batch of documents' texts, in order: the next ordinals, as `consider` would give them. A
-   * caller may submit the next batch before this one is answered (the threads then work while it reads); batches
-   * are decided in the order they were submitted whatever order the threads finish in.
-   */
-  considerMany(texts: readonly string[]): Promise<Verdict[]> {
-    const slices = this.spread(texts, true);
-    const decided = this.tail.then(async () => (await Promise.all(slices)).flat().map((a) => this.prep.considerAnalyzed(a)));
-    return this.queued(decided);
-  }
-
-  /**
    * The verdicts of a batch of documents whose exact digests were taken from their lines' bytes (`lineDigest`), in
-   * order, as {@link considerMany} would give for their texts: exact dedup is decided now, on this thread, and an
-   * exact duplicate goes no further. `textOf(i)` is called (now, in order) only for the documents it kept, and only
-   * their texts go to the threads, which do not take the digest again.
+   * order: the next ordinals, as `DataPrep.consider` would give them for their texts. Exact dedup is decided now, on
+   * this thread, and an exact duplicate goes no further; `textOf(i)` is called (now, in order) only for the documents
+   * it kept, and only their texts go to the threads. A caller may submit the next batch before this one is answered
+   * (the threads then work while it reads); batches are decided in the order they were submitted whatever order the
+   * threads finish in.
    */
   considerDigested(digests: readonly string[], textOf: (i: number) => string): Promise<Verdict[]> {
     const verdicts = digests.map((d) => this.prep.considerDigest(d));
@@ -68,7 +59,7 @@ export class ThreadedDataPrep {
       texts.push(textOf(i));
     });
     this.sent += texts.length;
-    const slices = this.spread(texts, false);
+    const slices = this.spread(texts);
     const decided = this.tail.then(async () => {
       (await Promise.all(slices)).flat().forEach((a, k) => {
         const i = passed[k]!;
@@ -76,26 +67,22 @@ export class ThreadedDataPrep {
       });
       return verdicts;
     });
-    return this.queued(decided);
-  }
-
-  /** Equal slices, one per thread, so the threads finish together. */
-  private spread(texts: readonly string[], digests: boolean): Promise<DocAnalysis[]>[] {
-    const size = Math.max(1, Math.ceil(texts.length / this.threads.length));
-    const slices: Promise<DocAnalysis[]>[] = [];
-    for (let i = 0, t = 0; i < texts.length; i += size, t++) slices.push(this.analyze(this.threads[t]!, texts.slice(i, i + size), digests));
-    return slices;
-  }
-
-  /** A batch's decisions wait for the batch before: a failed batch fails its caller; the next still waits, then goes on. */
-  private queued(decided: Promise<Verdict[]>): Promise<Verdict[]> {
+    // A failed batch fails its caller; the next batch still waits for it, then goes on.
     this.tail = decided.catch(() => undefined);
     return decided;
   }
 
+  /** Equal slices, one per thread, so the threads finish together. */
+  private spread(texts: readonly string[]): Promise<DocAnalysis[]>[] {
+    const size = Math.max(1, Math.ceil(texts.length / this.threads.length));
+    const slices: Promise<DocAnalysis[]>[] = [];
+    for (let i = 0, t = 0; i < texts.length; i += size, t++) slices.push(this.analyze(this.threads[t]!, texts.slice(i, i + size)));
+    return slices;
+  }
+
   /** Resolves once every thread has built its analyser (battery index, token hasher) and answered an empty batch. */
   async ready(): Promise<void> {
-    await Promise.all(this.threads.map((t) => this.analyze(t, [], true)));
+    await Promise.all(this.threads.map((t) => this.analyze(t, [])));
   }
 
   /** Documents whose texts went to the threads through {@link considerDigested}: those exact dedup did not remove. */
@@ -111,11 +98,11 @@ export class ThreadedDataPrep {
     await Promise.all(this.threads.map((t) => t.worker.terminate()));
   }
 
-  private analyze(thread: { worker: Worker; pending: Map<number, Pending> }, texts: string[], digests: boolean): Promise<DocAnalysis[]> {
+  private analyze(thread: { worker: Worker; pending: Map<number, Pending> }, texts: string[]): Promise<DocAnalysis[]> {
     const id = this.nextId++;
     return new Promise((resolve, reject) => {
       thread.pending.set(id, { resolve, reject });
-      thread.worker.postMessage({ id, texts, digests });
+      thread.worker.postMessage({ id, texts });
     });
   }
 }
