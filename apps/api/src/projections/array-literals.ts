@@ -11,24 +11,22 @@
  * the rows are the same; a non-finite one is `NaN` or `Infinity` as before, which only `float8` accepts.
  */
 export function numberArrayLiteral(values: readonly (number | null)[]): string {
-  let out = '{';
-  for (let i = 0; i < values.length; i++) {
-    const v = values[i]!;
-    if (i > 0) out += ',';
-    if (v === null) out += 'NULL';
-    else out += String(v);
-  }
-  return `${out}}`;
+  return arrayLiteral(values, String);
 }
 
 /** `{"a","b\"c",NULL}` for a `text[]` parameter (or any type read from text, such as `jsonb[]`). */
 export function textArrayLiteral(values: readonly (string | null)[]): string {
+  return arrayLiteral(values, quoted);
+}
+
+function arrayLiteral<T>(values: readonly (T | null)[], element: (v: T) => string): string {
   let out = '{';
   for (let i = 0; i < values.length; i++) {
     const v = values[i]!;
     if (i > 0) out += ',';
-    if (v === null) out += 'NULL';
-    else out += `"${v.includes('"') || v.includes('\\') ? v.replace(/[\\"]/g, '\\$&') : v}"`;
+    out += v === null ? 'NULL' : element(v);
   }
   return `${out}}`;
 }
+
+const quoted = (v: string): string => `"${v.includes('"') || v.includes('\\') ? v.replace(/[\\"]/g, '\\$&') : v}"`;
