@@ -1,13 +1,14 @@
 import { FORBIDDEN_JSON_KEYS } from '@ito/contracts';
-import { plainBytes } from './plain-bytes.js';
+import { NOT_PLAIN, PLAIN, STRING_PATH, decodedText, plainText } from './text-scan.js';
 
 /**
- * Where the `text` string of one JSON-lines document lies in the line's UTF-8 bytes, for a text the exact pass can
- * hash as it is. The same scan as ./json-text.ts (the same grammar, duplicate and prototype keys, depth and key
- * bounds, and it declines whatever that one declines), on bytes instead of a decoded string, and narrower: it
- * answers only when the text literal has no escape and its bytes pass `plainBytes` (./plain-bytes.ts); for anything else
- * it answers false and the caller reads the line as a string, as it always did. The line is valid UTF-8 (the
- * reader checked), so a byte from 0x80 up is part of a character, never of the grammar.
+ * The UTF-8 of the normalised `text` of one JSON-lines document, from the line's bytes, for a text the exact pass
+ * can hash without building a string. The same scan as ./json-text.ts (the same grammar, duplicate and prototype
+ * keys, depth and key bounds, and it declines whatever that one declines), on bytes instead of a decoded string,
+ * and narrower: it answers only when the text literal's bytes are already the normalised text (`plainText`), or
+ * decode to it below U+0300 (`decodedText`, ./text-scan.ts); for anything else it answers false and the caller
+ * reads the line as a string, as it always did. The line is valid UTF-8 (the reader checked), so a byte from 0x80
+ * up is part of a character, never of the grammar.
  */
 
 const MAX_FAST_DEPTH = 16;
@@ -15,7 +16,11 @@ const MAX_FAST_KEYS = 32;
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
 
-/** The text's bytes are `[textStart, textEnd)` of the line after a scan that answered true. */
+/**
+ * After a scan that answered true, the normalised text's bytes are `[textStart, textEnd)` of `textBytes`: the line
+ * itself, or the text scan's memory (valid until its next call) when the literal was decoded.
+ */
+export let textBytes: Uint8Array = new Uint8Array(0);
 export let textStart = 0;
 export let textEnd = 0;
 
@@ -47,14 +52,26 @@ function scan(caseFold: boolean): boolean {
   for (;;) {
     const c = src[at];
     if (readingText) {
-      // The text: its literal ends at the first quote, since a text with a backslash is not taken here.
       if (c !== QUOTE) return false;
+      // A literal without escapes ends at the first quote; one that is not plain is read to its end and decoded.
       const close = src.indexOf(QUOTE, at + 1);
-      if (close === -1 || !plainBytes(src, at + 1, close, caseFold)) return false;
-      textStart = at + 1;
-      textEnd = close;
+      const plain = close === -1 ? NOT_PLAIN : plainText(src, at + 1, close, caseFold);
+      if (plain === STRING_PATH) return false;
+      if (plain === PLAIN) {
+        textBytes = src;
+        textStart = at + 1;
+        textEnd = close;
+        at = close + 1;
+      } else {
+        const end = stringEnd();
+        const decoded = end < 0 ? null : decodedText(src, at + 1, end - 1, caseFold, false);
+        if (decoded === null) return false;
+        textBytes = decoded;
+        textStart = 0;
+        textEnd = decoded.length;
+        at = end;
+      }
       found = true;
-      at = close + 1;
       readingText = false;
     } else if (c === 0x7b || c === 0x5b) {
       if (open.length >= MAX_FAST_DEPTH) return false;

@@ -1,25 +1,28 @@
-import { hash } from 'node:crypto';
 import { decodeLine, documentText, type ShardFormat } from './documents.js';
-import { exactDigest } from './exact-dedup.js';
-import { scanJsonTextBytes, textEnd, textStart } from './json-text-bytes.js';
+import { digestOf, exactDigest } from './exact-dedup.js';
+import { scanJsonTextBytes, textBytes, textEnd, textStart } from './json-text-bytes.js';
 import { normalizeText } from './normalize.js';
 import type { DataPrepParams } from './params.js';
-import { plainBytes } from './plain-bytes.js';
+import { NOT_PLAIN, PLAIN, decodedText, plainText } from './text-scan.js';
 
 /**
  * The exact-dedup digest of one line's document, read from the line's UTF-8 bytes (as `byteLineBatchesOf` gives
  * them), or null for a blank line: always `exactDigest(normalizeText(documentText(line)))` of the decoded line,
- * and the same errors. When the line is plainly valid and its text needs no decoding nor normalising
- * (./json-text-bytes.ts, ./plain-bytes.ts), the text's bytes are the UTF-8 of the normalised text and are hashed
- * where they lie; any other line is decoded and read as a string, as before.
+ * and the same errors. When the line is plainly valid and its text is below U+0300 (./json-text-bytes.ts,
+ * ./text-scan.ts), the normalised text's UTF-8 is hashed where it lies (a text already normalised) or as the text
+ * scan decoded it from its bytes; any other line is decoded and read as a string, as before.
  */
 export function lineDigest(line: Uint8Array, format: ShardFormat, lineNo: number, normalization: DataPrepParams['normalization']): string | null {
   const caseFold = normalization.case_fold;
   if (format === 'jsonl') {
-    if (scanJsonTextBytes(line, caseFold)) return hash('sha256', line.subarray(textStart, textEnd), 'base64url');
-  } else if (line.length > 0 && plainBytes(line, 0, line.length, caseFold)) {
+    if (scanJsonTextBytes(line, caseFold)) return digestOf(textBytes.subarray(textStart, textEnd));
+  } else if (line.length > 0) {
+    const plain = plainText(line, 0, line.length, caseFold);
     // A plain non-empty line has no white space at its ends, so it is not blank: it is the document.
-    return hash('sha256', line, 'base64url');
+    if (plain === PLAIN) return digestOf(line);
+    const decoded = plain === NOT_PLAIN ? decodedText(line, 0, line.length, caseFold, true) : null;
+    // Nothing left once white space is collapsed: the line is blank, not a document.
+    if (decoded !== null) return decoded.length === 0 ? null : digestOf(decoded);
   }
   return stringLineDigest(decodeLine(line), format, lineNo, normalization);
 }
