@@ -42,11 +42,20 @@ export function scanJsonTextBytes(line: Uint8Array, caseFold: boolean): boolean 
 }
 const EMPTY = new Uint8Array(0);
 
+/**
+ * The open containers, innermost last (`depth` of them): 1 for an object, 0 for an array. Each open object's keys
+ * are byte ranges of the line, start and end, from `keyRanges[level * 2 * MAX_FAST_KEYS]` on, `keyCounts[level]`
+ * of them. Typed and reused, so a scan allocates nothing.
+ */
+const openKinds = new Uint8Array(MAX_FAST_DEPTH);
+const keyCounts = new Uint8Array(MAX_FAST_DEPTH);
+const keyRanges = new Int32Array(MAX_FAST_DEPTH * 2 * MAX_FAST_KEYS);
+let depth = 0;
+
 function scan(caseFold: boolean): boolean {
   let found = false;
-  /** Keys seen in each open object, as byte ranges (null for an array), innermost last. */
-  const open: Array<number[] | null> = [];
   let readingText = false;
+  depth = 0;
   skip();
   if (src[at] !== 0x7b) return false;
   for (;;) {
@@ -74,18 +83,16 @@ function scan(caseFold: boolean): boolean {
       found = true;
       readingText = false;
     } else if (c === 0x7b || c === 0x5b) {
-      if (open.length >= MAX_FAST_DEPTH) return false;
+      if (depth >= MAX_FAST_DEPTH) return false;
       at++;
       skip();
       if (src[at] !== (c === 0x7b ? 0x7d : 0x5d)) {
-        if (c === 0x5b) {
-          open.push(null);
-          continue;
-        }
-        const keys: number[] = [];
-        open.push(keys);
-        if (!readKey(keys)) return false;
-        readingText = open.length === 1 && keyIsText;
+        openKinds[depth] = c === 0x7b ? 1 : 0;
+        keyCounts[depth] = 0;
+        depth++;
+        if (c === 0x5b) continue;
+        if (!readKey(depth - 1)) return false;
+        readingText = depth === 1 && keyIsText;
         continue;
       }
       at++;
@@ -104,20 +111,20 @@ function scan(caseFold: boolean): boolean {
 
     for (;;) {
       skip();
-      const inner = open.at(-1);
-      if (inner === undefined) return at === src.length && found;
+      if (depth === 0) return at === src.length && found;
+      const inObject = openKinds[depth - 1] === 1;
       const next = src[at];
       if (next === 0x2c) {
         at++;
         skip();
-        if (inner === null) break;
-        if (!readKey(inner)) return false;
-        readingText = open.length === 1 && keyIsText;
+        if (!inObject) break;
+        if (!readKey(depth - 1)) return false;
+        readingText = depth === 1 && keyIsText;
         break;
       }
-      if (next !== (inner === null ? 0x5d : 0x7d)) return false;
+      if (next !== (inObject ? 0x7d : 0x5d)) return false;
       at++;
-      open.pop();
+      depth--;
     }
   }
 }
@@ -186,19 +193,23 @@ function stringEnd(): number {
 }
 
 /**
- * `"key" :` of the innermost object, leaving `at` on its value; false when the fast path does not take it. A key
- * is kept as its byte range (`keys` holds start and end pairs): raw UTF-8 without escapes, so equal keys are equal
- * bytes, and no string is built for it.
+ * `"key" :` of the open object at `level`, leaving `at` on its value; false when the fast path does not take it.
+ * A key is kept as its byte range: raw UTF-8 without escapes, so equal keys are equal bytes, and no string is
+ * built for it.
  */
-function readKey(keys: number[]): boolean {
+function readKey(level: number): boolean {
   const end = stringEnd();
   // An escaped key could spell a key seen unescaped: only the strict parser compares decoded keys.
-  if (end < 0 || escaped || keys.length >= 2 * MAX_FAST_KEYS) return false;
+  const count = keyCounts[level]!;
+  if (end < 0 || escaped || count >= MAX_FAST_KEYS) return false;
   const start = at + 1;
   const stop = end - 1;
-  for (let k = 0; k < keys.length; k += 2) if (sameBytes(keys[k]!, keys[k + 1]!, start, stop)) return false;
-  for (const name of FORBIDDEN) if (sameBytes(0, name.length, start, stop, name)) return false;
-  keys.push(start, stop);
+  const base = level * 2 * MAX_FAST_KEYS;
+  for (let k = base; k < base + 2 * count; k += 2) if (sameBytes(keyRanges[k]!, keyRanges[k + 1]!, start, stop)) return false;
+  for (let f = 0; f < FORBIDDEN.length; f++) if (sameBytes(0, FORBIDDEN[f]!.length, start, stop, FORBIDDEN[f])) return false;
+  keyRanges[base + 2 * count] = start;
+  keyRanges[base + 2 * count + 1] = stop;
+  keyCounts[level] = count + 1;
   keyIsText = sameBytes(0, TEXT.length, start, stop, TEXT);
   at = end;
   skip();

@@ -3,12 +3,13 @@ import { TEXT_SCAN_WASM } from './text-scan-wasm.generated.js';
 /**
  * The exact pass's byte scan of a document's text (./text-scan.wat): whether its UTF-8 bytes are already the
  * normalised text, and if not, the normalised text's UTF-8 decoded from them, for texts the string path would
- * give the same answer for. Conservative: false or null only means the caller reads the line as a string.
+ * give the same answer for. Conservative: an answer other than `PLAIN` or a text only means that the caller
+ * reads the line as a string.
  *
  * In WebAssembly for its vector instructions: the test is over every byte the exact pass hashes, and sixteen at a
- * time it costs a fraction of the same test four bytes at a time in JavaScript (≈ 0.3 against 1.1 ms a MB of text
- * on the generated corpus, the copy into the module's memory included). Where WebAssembly is not available (a
- * process started with `--jitless`), every text takes the string path.
+ * time it costs a fraction of the same test four bytes at a time in JavaScript (≈ 0.4 against 1.1 ms a MB of text
+ * on the generated corpus, the copy into the module's memory included). The package needs WebAssembly already
+ * (its token hasher is xxhash-wasm).
  */
 
 /** Where the text is placed: byte 15 stays zero, so the scan can read the byte before the text. */
@@ -29,18 +30,14 @@ interface TextScanExports {
   decode(len: number, out: number, fold: number, raw: number): number;
 }
 
-let scan: TextScanExports | null | undefined;
+let scan: TextScanExports | undefined;
 let memory: Uint8Array = new Uint8Array(0);
 
-function loaded(): TextScanExports | null {
+/** The module's instance, made on first use (compiling it takes about a millisecond). */
+function loaded(): TextScanExports {
   if (scan === undefined) {
-    try {
-      const module = new WebAssembly.Module(Buffer.from(TEXT_SCAN_WASM, 'base64'));
-      scan = new WebAssembly.Instance(module, {}).exports as unknown as TextScanExports;
-      memory = new Uint8Array(scan.memory.buffer);
-    } catch {
-      scan = null;
-    }
+    scan = new WebAssembly.Instance(new WebAssembly.Module(Buffer.from(TEXT_SCAN_WASM, 'base64')), {}).exports as unknown as TextScanExports;
+    memory = new Uint8Array(scan.memory.buffer);
   }
   return scan;
 }
@@ -73,12 +70,11 @@ export type PlainAnswer = typeof PLAIN | typeof NOT_PLAIN | typeof STRING_PATH;
  * change it, no U+0080–U+00BF which holds U+00A0, no two spaces in a row and none at either end; with case
  * folding, ASCII without A–Z), so that its bytes are the UTF-8 of the normalised text: `PLAIN`. Otherwise
  * `STRING_PATH` when it holds a character {@link decodedText} would refuse (from U+0300 up; with case folding,
- * any beyond ASCII), and `NOT_PLAIN` when that one may answer.
+ * from U+00C0 up), and `NOT_PLAIN` when that one may answer.
  */
 export function plainText(bytes: Uint8Array, start: number, end: number, caseFold: boolean): PlainAnswer {
   if (start === end) return PLAIN;
   const wasm = loaded();
-  if (wasm === null) return STRING_PATH;
   place(wasm, bytes, start, end, 0);
   const answer = wasm.plain(end - start, caseFold ? 1 : 0) as PlainAnswer;
   return answer === PLAIN && (bytes[start] === SPACE || bytes[end - 1] === SPACE) ? NOT_PLAIN : answer;
@@ -92,7 +88,6 @@ export function plainText(bytes: Uint8Array, start: number, end: number, caseFol
  */
 export function decodedText(bytes: Uint8Array, start: number, end: number, caseFold: boolean, raw: boolean): Uint8Array | null {
   const wasm = loaded();
-  if (wasm === null) return null;
   const len = end - start;
   const out = (TEXT_AT + len + PAD + 15) & ~15;
   place(wasm, bytes, start, end, out - (TEXT_AT + len + PAD) + len);

@@ -49,13 +49,14 @@
         (br $next)))
     (i32.const 1))
 
-  ;; What `plain` answers for a text that is not plain, from `p` (the first vector found wrong) on: 2 when a byte
-  ;; from 0xCC up (with `fold`, from 0x80 up) lies at or after `p`, so `decode` would refuse it too; 0 otherwise.
+  ;; What `plain` answers for a text that is not plain, from `p` (the first vector found wrong) on: 2 when a lead
+  ;; byte from 0xCC up lies at or after `p` (with `fold`, from 0xC3 up: a character from U+00C0, beyond ASCII and
+  ;; not white space), so `decode` would refuse the text too; 0 otherwise.
   (func $beyond (param $p i32) (param $end i32) (param $fold i32) (result i32)
     (local $top v128)
     (local.set $top
       (select
-        (v128.const i8x16 0x80 0x80 0x80 0x80 0x80 0x80 0x80 0x80 0x80 0x80 0x80 0x80 0x80 0x80 0x80 0x80)
+        (v128.const i8x16 0xc3 0xc3 0xc3 0xc3 0xc3 0xc3 0xc3 0xc3 0xc3 0xc3 0xc3 0xc3 0xc3 0xc3 0xc3 0xc3)
         (v128.const i8x16 0xcc 0xcc 0xcc 0xcc 0xcc 0xcc 0xcc 0xcc 0xcc 0xcc 0xcc 0xcc 0xcc 0xcc 0xcc 0xcc)
         (local.get $fold)))
     (block $done
@@ -74,12 +75,56 @@
   ;; run to one space and none at either end; with `fold`, A-Z are lower-cased.
   (func (export "decode") (param $len i32) (param $out i32) (param $fold i32) (param $raw i32) (result i32)
     (local $p i32) (local $end i32) (local $o i32) (local $c i32) (local $cp i32) (local $pend i32)
+    (local $v v128) (local $sp v128) (local $bad v128)
     (local.set $p (i32.const 16))
     (local.set $end (i32.add (i32.const 16) (local.get $len)))
     (local.set $o (local.get $out))
     (block $done
       (loop $next
         (br_if $done (i32.ge_u (local.get $p) (local.get $end)))
+        ;; Sixteen bytes at once, copied as they are (with `fold`, A-Z lower-cased) when the steps below would copy
+        ;; them so: no white space pending, no control byte, backslash, 0xC2 (U+0080-U+00BF, which holds U+00A0) or
+        ;; byte from 0xCC up (with `fold`, nothing beyond ASCII), no space at either end nor two in a row, and an
+        ;; ASCII last byte, so that no character is cut at the vector's end.
+        (if (i32.and (i32.eqz (local.get $pend)) (i32.le_u (i32.add (local.get $p) (i32.const 16)) (local.get $end)))
+          (then
+            (local.set $v (v128.load (local.get $p)))
+            (local.set $sp (i8x16.eq (local.get $v) (v128.const i8x16 0x20 0x20 0x20 0x20 0x20 0x20 0x20 0x20 0x20 0x20 0x20 0x20 0x20 0x20 0x20 0x20)))
+            (local.set $bad
+              (v128.or
+                (v128.or
+                  (v128.or
+                    (i8x16.lt_u (local.get $v) (v128.const i8x16 0x20 0x20 0x20 0x20 0x20 0x20 0x20 0x20 0x20 0x20 0x20 0x20 0x20 0x20 0x20 0x20))
+                    (i8x16.ge_u (local.get $v) (v128.const i8x16 0xcc 0xcc 0xcc 0xcc 0xcc 0xcc 0xcc 0xcc 0xcc 0xcc 0xcc 0xcc 0xcc 0xcc 0xcc 0xcc)))
+                  (v128.or
+                    (i8x16.eq (local.get $v) (v128.const i8x16 0x5c 0x5c 0x5c 0x5c 0x5c 0x5c 0x5c 0x5c 0x5c 0x5c 0x5c 0x5c 0x5c 0x5c 0x5c 0x5c))
+                    (i8x16.eq (local.get $v) (v128.const i8x16 0xc2 0xc2 0xc2 0xc2 0xc2 0xc2 0xc2 0xc2 0xc2 0xc2 0xc2 0xc2 0xc2 0xc2 0xc2 0xc2))))
+                (v128.or
+                  (v128.and
+                    (local.get $sp)
+                    (v128.or
+                      (i8x16.shuffle 16 0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 (local.get $sp) (v128.const i64x2 0 0))
+                      (v128.const i8x16 0xff 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0xff)))
+                  (v128.and
+                    (i8x16.lt_s (local.get $v) (v128.const i64x2 0 0))
+                    (v128.const i8x16 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0xff)))))
+            (if (local.get $fold)
+              (then
+                (local.set $bad (v128.or (local.get $bad) (i8x16.lt_s (local.get $v) (v128.const i64x2 0 0))))
+                (local.set $v
+                  (v128.or
+                    (local.get $v)
+                    (v128.and
+                      (i8x16.lt_u
+                        (i8x16.sub (local.get $v) (v128.const i8x16 0x41 0x41 0x41 0x41 0x41 0x41 0x41 0x41 0x41 0x41 0x41 0x41 0x41 0x41 0x41 0x41))
+                        (v128.const i8x16 26 26 26 26 26 26 26 26 26 26 26 26 26 26 26 26))
+                      (v128.const i8x16 0x20 0x20 0x20 0x20 0x20 0x20 0x20 0x20 0x20 0x20 0x20 0x20 0x20 0x20 0x20 0x20))))))
+            (if (i32.eqz (v128.any_true (local.get $bad)))
+              (then
+                (v128.store (local.get $o) (local.get $v))
+                (local.set $o (i32.add (local.get $o) (i32.const 16)))
+                (local.set $p (i32.add (local.get $p) (i32.const 16)))
+                (br $next)))))
         (local.set $c (i32.load8_u (local.get $p)))
         (block $have
           (if (i32.and (i32.eq (local.get $c) (i32.const 0x5c)) (i32.eqz (local.get $raw)))

@@ -1,0 +1,134 @@
+import { describe, expect, it } from 'vitest';
+import { normalizeText } from '@ito/dataprep';
+import { rngOf } from '../../../test/fixtures/dataprep/generator.js';
+import { NOT_PLAIN, PLAIN, STRING_PATH, decodedText, plainText } from '../src/text-scan.js';
+
+const FOLD = { unicode: 'NFC', whitespace: 'collapse', case_fold: true } as const;
+const KEEP_CASE = { ...FOLD, case_fold: false } as const;
+const utf8 = (s: string) => Buffer.from(s, 'utf8');
+
+/**
+ * Pieces of text, each a trap for one rule: white space below U+0300 (tab to carriage return, the space, U+00A0),
+ * characters that are not white space though near it (U+0085, U+0001, DEL), escapes' targets and Latin letters of
+ * both cases; and, rarer, what only the string path answers: white space and letters from U+0300 up, and a
+ * combining mark NFC composes.
+ */
+const LOW = ['word', 'Word', 'WORD', 'é', 'É', 'ÿ', 'ǅ', ' ', '  ', '\t', '\n', '\r', '\f', '\v', '\u00a0', '\u0085', '\u0001', '\u007f', '"', '\\', '/'];
+const HIGH = ['\u2003', 'e\u0301', 'ḁ', '日'];
+
+/** A JSON string literal's content for `text`: what JSON.stringify writes, some characters escaped as `\uXXXX` or `\/`. */
+function literalOf(text: string, r: () => number): string {
+  let out = '';
+  for (const ch of text) {
+    const code = ch.codePointAt(0)!;
+    if (code < 0x10000 && r() < 0.15) out += `\\u${code.toString(16).padStart(4, '0')}`;
+    else if (ch === '/' && r() < 0.5) out += '\\/';
+    else out += JSON.stringify(ch).slice(1, -1);
+  }
+  return out;
+}
+
+/** Texts of 0 to about 300 characters, so that they span many sixteen-byte vectors; one in four may go beyond U+0300. */
+function randomTexts(seed: number, count: number): string[] {
+  const r = rngOf(seed);
+  const pick = (xs: string[]) => xs[Math.floor(r() * xs.length)]!;
+  return Array.from({ length: count }, () => {
+    const high = r() < 0.25;
+    const pieces = Math.floor(r() * 80);
+    let text = '';
+    for (let i = 0; i < pieces; i++) text += r() < 0.5 ? ' ' + 'abcdefghij'.slice(0, 1 + Math.floor(r() * 10)) : high && r() < 0.1 ? pick(HIGH) : pick(LOW);
+    return text;
+  });
+}
+
+/**
+ * The scan's answer for one text, checked against normalizeText: `PLAIN` only when the bytes are the normalised
+ * text, a decoded text only when it is the normalised text's UTF-8, and `STRING_PATH` only when decoding refuses too.
+ */
+function answer(bytes: Uint8Array, fold: boolean, raw: boolean, expected: string): 'plain' | 'decoded' | 'string' {
+  const label = JSON.stringify(Buffer.from(bytes).toString('utf8'));
+  const plain = plainText(bytes, 0, bytes.length, fold);
+  if (plain === PLAIN) {
+    expect(Buffer.from(bytes).toString('utf8'), label).toBe(expected);
+    return 'plain';
+  }
+  const decoded = decodedText(bytes, 0, bytes.length, fold, raw);
+  if (plain === STRING_PATH) expect(decoded, label).toBeNull();
+  if (decoded === null) return 'string';
+  expect(Buffer.from(decoded).toString('utf8'), label).toBe(expected);
+  return 'decoded';
+}
+
+describe('the text scan', () => {
+  it('answers JSON literals with the normalised text, or leaves them to the string path', () => {
+    const r = rngOf(7);
+    const seen = { plain: 0, decoded: 0, string: 0 };
+    for (const text of randomTexts(3, 3000)) {
+      const bytes = utf8(literalOf(text, r));
+      for (const normalization of [KEEP_CASE, FOLD]) seen[answer(bytes, normalization.case_fold, false, normalizeText(text, normalization))]++;
+    }
+    // Every way out is taken, and the decoder answers most texts that are not plain.
+    expect(seen.plain).toBeGreaterThan(50);
+    expect(seen.decoded).toBeGreaterThan(2000);
+    expect(seen.string).toBeGreaterThan(1000);
+  });
+
+  it('answers a text shard line taken as it is, backslashes and control characters included', () => {
+    const seen = { plain: 0, decoded: 0, string: 0 };
+    for (const text of randomTexts(5, 3000)) {
+      for (const normalization of [KEEP_CASE, FOLD]) seen[answer(utf8(text), normalization.case_fold, true, normalizeText(text, normalization))]++;
+    }
+    expect(seen.decoded).toBeGreaterThan(2000);
+    expect(seen.string).toBeGreaterThan(1000);
+  });
+
+  it('refuses raw control characters and malformed escapes in a JSON literal', () => {
+    for (const literal of ['a\tb', 'a\u0001b', 'a\\', 'a\\x41', 'a\\u12', 'a\\u12g4', 'a\\u0000b', 'a\\ud83d\\ude00', 'a\\u0301']) {
+      expect(decodedText(utf8(literal), 0, utf8(literal).length, false, false), JSON.stringify(literal)).toBeNull();
+    }
+    // The same bytes in a text shard are text.
+    const raw = utf8('a\\x41\u0001');
+    expect(Buffer.from(decodedText(raw, 0, raw.length, false, true)!).toString()).toBe('a\\x41\u0001');
+  });
+
+  it('finds each wrong byte in every lane of a vector, and a space run across two vectors', () => {
+    for (let len = 1; len <= 48; len++) {
+      const clean = 'abcdefghijklmnopqrstuvwxyz0123456789'.repeat(2).slice(0, len);
+      expect(plainText(utf8(clean), 0, len, true), clean).toBe(PLAIN);
+      for (let at = 0; at < len; at++) {
+        for (const [bad, fold] of [['\u0001', false], ['\\', false], ['\u00a0', false], ['\u0301', false], ['A', true], ['é', true]] as const) {
+          const text = clean.slice(0, at) + bad + clean.slice(at + 1);
+          expect(plainText(utf8(text), 0, utf8(text).length, fold), `${JSON.stringify(text)} fold ${fold}`).not.toBe(PLAIN);
+        }
+        if (at > 0 && at < len - 1) {
+          const spaced = `${clean.slice(0, at)}  ${clean.slice(at)}`;
+          expect(plainText(utf8(spaced), 0, len + 2, false), spaced).toBe(NOT_PLAIN);
+          const single = `${clean.slice(0, at)} ${clean.slice(at)}`;
+          expect(plainText(utf8(single), 0, len + 1, false), single).toBe(PLAIN);
+        }
+      }
+    }
+  });
+
+  it('decodes a two-byte character wherever a vector ends, without leaving it to the string path', () => {
+    for (let at = 0; at < 40; at++) {
+      // An escape right after it: the vector that starts within the character is not copied whole.
+      const text = `x${'a'.repeat(at)}é\\t${'b'.repeat(20)}`;
+      expect(answer(utf8(text), false, false, `x${'a'.repeat(at)}é ${'b'.repeat(20)}`), `é at ${at}`).toBe('decoded');
+    }
+  });
+
+  it('reads a text inside a longer buffer, and texts longer than the memory it started with', () => {
+    const line = utf8('{"text":"two words"} and more');
+    expect(plainText(line, 9, 18, false)).toBe(PLAIN);
+    // Quotes are the JSON scanner's concern; a space at the end is this one's.
+    expect(plainText(line, 9, 21, false)).toBe(NOT_PLAIN);
+    const long = `${'many words, '.repeat(30000)}End`;
+    const longEscaped = literalOf(`${long}\t\tTail`, () => 0.5);
+    expect(answer(utf8(long), false, false, normalizeText(long, KEEP_CASE))).toBe('plain');
+    expect(answer(utf8(longEscaped), true, false, normalizeText(`${long}\t\tTail`, FOLD))).toBe('decoded');
+    // A short text after a long one sees none of the long one's bytes.
+    expect(answer(utf8('short\\ttext '), false, false, 'short text')).toBe('decoded');
+    expect(answer(utf8('x'), false, false, 'x')).toBe('plain');
+  });
+});
