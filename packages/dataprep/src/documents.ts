@@ -1,5 +1,6 @@
 import { isUtf8 } from 'node:buffer';
 import { parseStrictJson } from '@ito/contracts';
+import { indexOfByte, lastIndexOfByte } from './byte-search.js';
 import { scanJsonText } from './json-text.js';
 
 /** How a shard holds its documents: one JSON object with a string `text` per line, or one document per line. */
@@ -96,10 +97,10 @@ async function* splitLines<T>(
     signal?.throwIfAborted();
     const chunk = typeof raw === 'string' ? Buffer.from(raw, 'utf8') : raw;
     // Lines are views of a plain Uint8Array: a Buffer's subarray goes through its species constructor, a
-    // measurable part of a short line's cost. The search stays on the chunk (a Buffer's indexOf is memchr).
+    // measurable part of a short line's cost.
     const view = chunk.constructor === Uint8Array ? chunk : new Uint8Array(chunk.buffer, chunk.byteOffset, chunk.byteLength);
     let start = 0;
-    let nl = chunk.indexOf(LF);
+    let nl = indexOfByte(chunk, LF);
     const batch: T[] = [];
     const tooLong = () => new DocumentError(`line ${lineNo} is longer than ${maxLineBytes} bytes`);
     if (nl !== -1 && partBytes > 0) {
@@ -109,10 +110,10 @@ async function* splitLines<T>(
       parts = [];
       partBytes = 0;
       start = nl + 1;
-      nl = chunk.indexOf(LF, start);
+      nl = indexOfByte(chunk, LF, start);
     }
-    const checked = nl !== -1 && checkRun !== undefined && checkRun(view.subarray(start, chunk.lastIndexOf(LF)));
-    for (; nl !== -1; nl = chunk.indexOf(LF, start)) {
+    const checked = nl !== -1 && checkRun !== undefined && checkRun(view.subarray(start, lastIndexOfByte(chunk, LF)));
+    for (; nl !== -1; nl = indexOfByte(chunk, LF, start)) {
       lineNo++;
       if (nl - start > maxLineBytes) throw tooLong();
       batch.push(taken(view.subarray(start, nl), checked));

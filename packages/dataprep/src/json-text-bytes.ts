@@ -1,4 +1,5 @@
 import { FORBIDDEN_JSON_KEYS } from '@ito/contracts';
+import { indexOfByte } from './byte-search.js';
 import { NOT_PLAIN, PLAIN, STRING_PATH, decodedText, plainText } from './text-scan.js';
 
 /**
@@ -63,7 +64,7 @@ function scan(caseFold: boolean): boolean {
     if (readingText) {
       if (c !== QUOTE) return false;
       // A literal without escapes ends at the first quote; one that is not plain is read to its end and decoded.
-      const close = src.indexOf(QUOTE, at + 1);
+      const close = indexOfByte(src, QUOTE, at + 1);
       const plain = close === -1 ? NOT_PLAIN : plainText(src, at + 1, close, caseFold);
       if (plain === STRING_PATH) return false;
       if (plain === PLAIN) {
