@@ -84,7 +84,8 @@ export function plainText(bytes: Uint8Array, start: number, end: number, caseFol
  * The UTF-8 of `normalizeText` of the text `[start, end)` of `bytes` holds, or null when the string path must
  * read it: a JSON string literal's content whose escapes are valid (they are decoded; a raw control character is
  * refused), or with `raw` a text shard's line taken as it is. Only texts whose characters are all below U+0300
- * (with case folding, ASCII) are answered. The view is into the module's memory and holds until the next call.
+ * (with case folding, ASCII or U+00A0) are answered. The view is into the module's memory and holds until the
+ * next call.
  */
 export function decodedText(bytes: Uint8Array, start: number, end: number, caseFold: boolean, raw: boolean): Uint8Array | null {
   const wasm = loaded();
