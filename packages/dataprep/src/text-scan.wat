@@ -6,11 +6,12 @@
   (memory (export "memory") 1)
 
   ;; 1 when the text is, as it lies, what normalizeText leaves unchanged and a JSON string literal's content
-  ;; with no escape, so its bytes are the normalised text's UTF-8; otherwise 0, or 2 when `decode` would refuse it. Sixteen bytes
-  ;; at a time, a byte is bad when it is below 0x20 (a control character: not JSON, and white space), a
-  ;; backslash (an escape), 0xC2 (the lead byte of U+0080-U+00BF, which holds U+00A0, white space), from 0xCC up
-  ;; (a character from U+0300 up, where NFC may change the text), or a space after a space (not collapsed); with
-  ;; `fold`, also from 0x80 up or A-Z (lower-casing would change it). A space at either end is the caller's test.
+  ;; with no escape, so its bytes are the normalised text's UTF-8; otherwise 0, or 2 when `decode` would refuse
+  ;; it. Sixteen bytes at a time, a byte is bad when it is below 0x20 (a control character: not JSON, and white
+  ;; space), a backslash (an escape), 0xC2 (the lead byte of U+0080-U+00BF, which holds U+00A0, white space),
+  ;; from 0xCC up (a character from U+0300 up, where NFC may change the text), or a space after a space (not
+  ;; collapsed); with `fold`, also from 0x80 up or A-Z (lower-casing would change it). A space at either end is
+  ;; the caller's test.
   (func (export "plain") (param $len i32) (param $fold i32) (result i32)
     (local $p i32) (local $end i32) (local $v v128) (local $bad v128)
     (local.set $p (i32.const 16))
@@ -70,7 +71,8 @@
   ;; The normalised text's UTF-8, written at `out` (at least 16 + len + 16, so it never overlaps the text): its
   ;; length, or -1 when the string path must decide. Unless `raw` (a text shard's line), the text is a JSON string
   ;; literal's content whose escapes the caller checked: they are decoded, and a raw control character is refused
-  ;; (-1). Every character must be below U+0300, where NFC changes nothing; with `fold`, ASCII. White space below
+  ;; (-1). Every character must be below U+0300, where NFC changes nothing; with `fold`, ASCII or U+00A0 (white
+  ;; space: lower-casing cannot change it). White space below
   ;; U+0300 (tab to carriage return, the space and U+00A0: what `\s` and `trim()` match there) is collapsed, each
   ;; run to one space and none at either end; with `fold`, A-Z are lower-cased.
   (func (export "decode") (param $len i32) (param $out i32) (param $fold i32) (param $raw i32) (result i32)
