@@ -75,6 +75,28 @@ describe('safe global order', () => {
       }
     };
 
+    // One pair interleaved on purpose, so that commits land out of position order in every run, whatever the
+    // scheduler makes of the writers above: a transaction appends, another appends and commits, then the first
+    // appends again and commits. Its events are delivered first (the smaller transaction id), around the other's.
+    const interleaved = async (): Promise<void> => {
+      let release!: () => void;
+      const gate = new Promise<void>((r) => (release = r));
+      let firstAppended!: () => void;
+      const appended = new Promise<void>((r) => (firstAppended = r));
+      const event = (n: number) => [{ type: 'E', data: { w: writers, i: 0, n } }];
+      const open = ledger.transaction(async (tx) => {
+        const first = await tx.append('pair-first', event(0), { tenantId: T, expectedVersion: 'no_stream' });
+        firstAppended();
+        await gate;
+        const last = await tx.append('pair-last', event(2), { tenantId: T, expectedVersion: 'no_stream' });
+        return [...first.events, ...last.events];
+      });
+      await appended;
+      committed.push(...(await ledger.append('pair-between', event(1), { tenantId: T, expectedVersion: 'no_stream' })).events);
+      release();
+      committed.push(...(await open));
+    };
+
     const seen: StoredEvent[] = [];
     const reader = (async () => {
       let cursor = start;
@@ -94,7 +116,7 @@ describe('safe global order', () => {
       seen.push(...(await ledger.readAll({ after: cursor })));
     })();
 
-    await Promise.all(Array.from({ length: writers }, (_, w) => writer(w)));
+    await Promise.all([...Array.from({ length: writers }, (_, w) => writer(w)), interleaved()]);
     writing = false;
     await reader;
 
