@@ -37,6 +37,16 @@ const lastWordOnStop = () => (): Executor => ({
   },
 });
 
+/**
+ * Waits until every agent has let go of its tasks, or the deadline passes. The API records a stop before its answer
+ * reaches the agent, and the agent lets go of the task only once that answer is in; a check straight after the
+ * stop is seen in the ledger would race the answer.
+ */
+const tasksReleased = async (nodes: Array<{ agent: { tasks: string[] } }>, deadline: number) => {
+  while (nodes.some((n) => n.agent.tasks.length > 0) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 25));
+  return nodes.map((n) => n.agent.tasks);
+};
+
 const withGate = (stage: string, metric: string, bound: Record<string, number>) => {
   const m = JSON.parse(EXAMPLE_MANIFEST);
   m.eval.gates[stage] = { ...(m.eval.gates[stage] ?? {}), [metric]: bound };
@@ -119,7 +129,7 @@ for (const backend of BACKENDS) {
       expect(new Set(stopped.map((e) => e.data.task_id)).size, trail).toBe(2);
       expect(events.indexOf(stopped[0]!)).toBeGreaterThan(requested);
       expect(events.slice(cancelled + 1).filter((e) => e.type !== 'TaskStopped'), trail).toEqual([]);
-      expect(nodes.map((n) => n.agent.tasks)).toEqual([[], []]);
+      expect(await tasksReleased(nodes, deadline)).toEqual([[], []]);
     });
 
     it('a task whose last report is refused after a cancel still confirms that it stopped', async () => {
@@ -142,7 +152,7 @@ for (const backend of BACKENDS) {
       // Both trainers' last progress was refused (the tasks were withdrawn), and both stops were recorded anyway.
       expect(p.workerLog.filter((l) => l.includes('the API refused this task')).length - refusedBefore).toBe(2);
       expect(new Set(stopped.map((e) => e.data.task_id)).size).toBe(2);
-      expect(nodes.map((n) => n.agent.tasks)).toEqual([[], []]);
+      expect(await tasksReleased(nodes, deadline)).toEqual([[], []]);
     });
   });
 }
