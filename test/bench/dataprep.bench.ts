@@ -8,9 +8,9 @@
  * - **baseline**: read the bytes and sha256 them (the rate the issue's goals are a ratio to); it and the exact
  *   pass run once unmeasured, then three times each, alternating, and their medians are compared;
  * - **exact**: read, split lines, parse each line (strict JSON), normalise, exact dedup: the product's exact path,
- *   `byteLineBatchesOf` and `lineDigest` (a text already normalised is hashed from the line's bytes, one below
- *   U+0300 is decoded and normalised from them by the text scan, any other line is decoded and read as a
- *   string), then `ExactDeduper`;
+ *   `byteLineBatchesOf` and `lineDigest` (a text already normalised is hashed from the line's bytes, one the
+ *   text scan can read is decoded and normalised from them, NFC's compositions included, any other line is
+ *   decoded and read as a string), then `ExactDeduper`;
  * - **decontamination**: read, parse, normalise, tokenise, 13-gram lookup against the battery;
  * - **near**: read, parse, normalise, tokenise, shingle, MinHash, LSH and exact-Jaccard verification;
  * - **full**: the whole `DataPrep` (exact, decontamination, near) on one thread, reading as the worker does: the

@@ -7,7 +7,7 @@ import { NOT_PLAIN, PLAIN, STRING_PATH, decodedText, plainText } from './text-sc
  * can hash without building a string. The same scan as ./json-text.ts (the same grammar, duplicate and prototype
  * keys, depth and key bounds, and it declines whatever that one declines), on bytes instead of a decoded string,
  * and narrower: it answers only when the text literal's bytes are already the normalised text (`plainText`), or
- * decode to it below U+0300 (`decodedText`, ./text-scan.ts); for anything else it answers false and the caller
+ * the text scan decodes them to it (`decodedText`, ./text-scan.ts); for anything else it answers false and the caller
  * reads the line as a string, as it always did. The line is valid UTF-8 (the reader checked), so a byte from 0x80
  * up is part of a character, never of the grammar.
  */
@@ -73,7 +73,7 @@ function scan(caseFold: boolean): boolean {
         textEnd = close;
         at = close + 1;
       } else {
-        const end = stringEnd();
+        const end = textLiteralEnd(at + 1);
         const decoded = end < 0 ? null : decodedText(src, at + 1, end - 1, caseFold, false);
         if (decoded === null) return false;
         textBytes = decoded;
@@ -191,6 +191,23 @@ function stringEnd(): number {
     else return -1;
   }
   return -1;
+}
+
+/**
+ * The end (after its closing quote) of the text literal whose content starts at `from`, or -1: found by searching
+ * for quotes and backslashes (memchr) and stepping over each escape, where `stringEnd` reads every byte. The
+ * escapes and control characters it steps over are checked by `decodedText`, which refuses what the grammar
+ * does, so a malformed literal is still left to the string path.
+ */
+function textLiteralEnd(from: number): number {
+  let backslash = indexOfByte(src, BACKSLASH, from);
+  for (let i = from; ; ) {
+    const quote = indexOfByte(src, QUOTE, i);
+    if (quote < 0) return -1;
+    if (backslash < 0 || backslash > quote) return quote + 1;
+    i = backslash + (src[backslash + 1] === 0x75 ? 6 : 2);
+    backslash = indexOfByte(src, BACKSLASH, i);
+  }
 }
 
 /**

@@ -8,7 +8,7 @@ import { NOT_PLAIN, PLAIN, decodedText, plainText } from './text-scan.js';
 /**
  * The exact-dedup digest of one line's document, read from the line's UTF-8 bytes (as `byteLineBatchesOf` gives
  * them), or null for a blank line: always `exactDigest(normalizeText(documentText(line)))` of the decoded line,
- * and the same errors. When the line is plainly valid and its text is below U+0300 (./json-text-bytes.ts,
+ * and the same errors. When the line is plainly valid and the text scan can read its text (./json-text-bytes.ts,
  * ./text-scan.ts), the normalised text's UTF-8 is hashed where it lies (a text already normalised) or as the text
  * scan decoded it from its bytes; any other line is decoded and read as a string, as before.
  */

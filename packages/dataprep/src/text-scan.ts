@@ -1,3 +1,5 @@
+import { inflateRawSync } from 'node:zlib';
+import { TEXT_SCAN_TABLES } from './text-scan-tables.generated.js';
 import { TEXT_SCAN_WASM } from './text-scan-wasm.generated.js';
 
 /**
@@ -12,8 +14,12 @@ import { TEXT_SCAN_WASM } from './text-scan-wasm.generated.js';
  * (its token hasher is xxhash-wasm).
  */
 
-/** Where the text is placed: byte 15 stays zero, so the scan can read the byte before the text. */
-const TEXT_AT = 16;
+/**
+ * Where the text is placed: after the two pages of Unicode tables (classes, compositions), and 16 bytes that stay
+ * zero, so the scan can read the byte before the text.
+ */
+const TABLES_BYTES = 2 * 65536;
+const TEXT_AT = TABLES_BYTES + 16;
 /** The 16 bytes after the text are this letter, so the last vector read past the text finds nothing wrong. */
 const PAD = 16;
 const PAD_BYTE = 0x61;
@@ -33,11 +39,15 @@ interface TextScanExports {
 let scan: TextScanExports | undefined;
 let memory: Uint8Array = new Uint8Array(0);
 
-/** The module's instance, made on first use (compiling it takes about a millisecond). */
+/** The module's instance with its tables in place, made on first use (compiling and inflating take about a millisecond). */
 function loaded(): TextScanExports {
   if (scan === undefined) {
-    scan = new WebAssembly.Instance(new WebAssembly.Module(Buffer.from(TEXT_SCAN_WASM, 'base64')), {}).exports as unknown as TextScanExports;
-    memory = new Uint8Array(scan.memory.buffer);
+    const instance = new WebAssembly.Instance(new WebAssembly.Module(Buffer.from(TEXT_SCAN_WASM, 'base64')), {}).exports as unknown as TextScanExports;
+    const tables = inflateRawSync(Buffer.from(TEXT_SCAN_TABLES, 'base64'));
+    if (tables.length !== TABLES_BYTES) throw new Error('the text scan tables are not two pages');
+    memory = new Uint8Array(instance.memory.buffer);
+    memory.set(tables, 0);
+    scan = instance;
   }
   return scan;
 }
@@ -66,11 +76,11 @@ export type PlainAnswer = typeof PLAIN | typeof NOT_PLAIN | typeof STRING_PATH;
 
 /**
  * Whether `[start, end)` of `bytes` is, as it is, a text `normalizeText` leaves unchanged that is also a JSON
- * string literal's content with no escape (no control byte, no backslash, nothing from U+0300 up where NFC may
- * change it, no U+0080–U+00BF which holds U+00A0, no two spaces in a row and none at either end; with case
- * folding, ASCII without A–Z), so that its bytes are the UTF-8 of the normalised text: `PLAIN`. Otherwise
- * `STRING_PATH` when it holds a character {@link decodedText} would refuse (from U+0300 up; with case folding,
- * from U+00C0 up), and `NOT_PLAIN` when that one may answer.
+ * string literal's content with no escape (no control byte, no backslash, no white space but single spaces and
+ * none at either end, no combining mark, and only characters the tables class as starters NFC leaves alone; with
+ * case folding, only those lower-casing leaves alone too), so that its bytes are the UTF-8 of the normalised text:
+ * `PLAIN`. Otherwise `NOT_PLAIN`, or `STRING_PATH` when a character {@link decodedText} would refuse comes before
+ * anything that makes the text not plain.
  */
 export function plainText(bytes: Uint8Array, start: number, end: number, caseFold: boolean): PlainAnswer {
   if (start === end) return PLAIN;
@@ -83,9 +93,10 @@ export function plainText(bytes: Uint8Array, start: number, end: number, caseFol
 /**
  * The UTF-8 of `normalizeText` of the text `[start, end)` of `bytes` holds, or null when the string path must
  * read it: a JSON string literal's content whose escapes are valid (they are decoded; a raw control character is
- * refused), or with `raw` a text shard's line taken as it is. Only texts whose characters are all below U+0300
- * (with case folding, ASCII or U+00A0) are answered. The view is into the module's memory and holds until the
- * next call.
+ * refused), or with `raw` a text shard's line taken as it is. Only texts whose characters the tables class as
+ * starters NFC keeps (with case folding, that lower-casing keeps too), white space, or marks NFC composes with the
+ * character just before them (./text-scan-tables.generated.ts) are answered. The view is into the module's
+ * memory and holds until the next call.
  */
 export function decodedText(bytes: Uint8Array, start: number, end: number, caseFold: boolean, raw: boolean): Uint8Array | null {
   const wasm = loaded();

@@ -15,6 +15,19 @@ const utf8 = (s: string) => Buffer.from(s, 'utf8');
  */
 const LOW = ['word', 'Word', 'WORD', 'é', 'É', 'ÿ', 'ǅ', ' ', '  ', '\t', '\n', '\r', '\f', '\v', '\u00a0', '\u0085', '\u0001', '\u007f', '"', '\\', '/'];
 const HIGH = ['\u2003', 'e\u0301', 'ḁ', '日'];
+/**
+ * Characters from U+0300 up, each a trap for one rule: scripts NFC leaves alone, with and without case; marks
+ * that compose with the letter before them, one that does not, two in a row and one after a precomposed letter;
+ * Hangul jamo; characters NFC replaces (U+212B, U+2126, U+F900, U+1F71, U+1D15E); white space from U+0300 up;
+ * letters lower-casing changes in length or context (U+0130, final sigma); characters from U+10000 up.
+ */
+const WIDE = [
+  '日本語', 'ひらがな', 'か\u3099', 'ガ', '한국어', '\u1100\u1161', '가\u11a8', 'Привет', 'ПРИВЕТ', 'Ελληνικά', 'ΣΊΣΥΦΟΣ',
+  'ά', 'ά', 'e\u0301', 'E\u0301', 'o\u0301\u0323', 'ẹ\u0302', 'ê\u0323', 'x\u0301', 'n\u0303', 'α\u0345', 'İ', 'ß', 'ﬁ',
+  'Å', 'Ω', '\uf900', '😀', '𠀀', '\u{1d15e}', '\u2000', '\u3000', '\u2028', '\ufeff', '\u1680', 'ı', 'µ', 'Ç', 'क\u093c',
+  'ক\u09be', 'עברית', 'العربية', '\u200b', '\u0301', ' \u0301',
+];
+
 
 /** A JSON string literal's content for `text`: what JSON.stringify writes, some characters escaped as `\uXXXX` or `\/`. */
 function literalOf(text: string, r: () => number): string {
@@ -83,7 +96,7 @@ describe('the text scan', () => {
   });
 
   it('refuses raw control characters and malformed escapes in a JSON literal', () => {
-    for (const literal of ['a\tb', 'a\u0001b', 'a\\', 'a\\x41', 'a\\u12', 'a\\u12g4', 'a\\u0000b', 'a\\ud83d\\ude00', 'a\\u0301']) {
+    for (const literal of ['a\tb', 'a\u0001b', 'a\\', 'a\\x41', 'a\\u12', 'a\\u12g4', 'a\\u0000b', 'a\\ud83d\\ude00', 'a\\udc00', '\\u0301a']) {
       expect(decodedText(utf8(literal), 0, utf8(literal).length, false, false), JSON.stringify(literal)).toBeNull();
     }
     // The same bytes in a text shard are text.
@@ -96,7 +109,7 @@ describe('the text scan', () => {
       const clean = 'abcdefghijklmnopqrstuvwxyz0123456789'.repeat(2).slice(0, len);
       expect(plainText(utf8(clean), 0, len, true), clean).toBe(PLAIN);
       for (let at = 0; at < len; at++) {
-        for (const [bad, fold] of [['\u0001', false], ['\\', false], ['\u00a0', false], ['\u0301', false], ['A', true], ['é', true]] as const) {
+        for (const [bad, fold] of [['\u0001', false], ['\\', false], ['\u00a0', false], ['\u0301', false], ['\u3000', false], ['A', true], ['É', true], ['Ж', true]] as const) {
           const text = clean.slice(0, at) + bad + clean.slice(at + 1);
           expect(plainText(utf8(text), 0, utf8(text).length, fold), `${JSON.stringify(text)} fold ${fold}`).not.toBe(PLAIN);
         }
@@ -130,5 +143,46 @@ describe('the text scan', () => {
     // A short text after a long one sees none of the long one's bytes.
     expect(answer(utf8('short\\ttext '), false, false, 'short text')).toBe('decoded');
     expect(answer(utf8('x'), false, false, 'x')).toBe('plain');
+  });
+  it('answers scripts beyond U+0300 that NFC leaves alone, and composes a mark with the letter before it', () => {
+    const r = rngOf(11);
+    const pick = (xs: string[]) => xs[Math.floor(r() * xs.length)]!;
+    const seen = { plain: 0, decoded: 0, string: 0 };
+    for (let n = 0; n < 3000; n++) {
+      let text = '';
+      for (let i = Math.floor(r() * 40); i > 0; i--) text += r() < 0.4 ? ' ' + 'abcdefghij'.slice(0, 1 + Math.floor(r() * 10)) : r() < 0.5 ? ' ' + pick(WIDE) : pick(r() < 0.7 ? WIDE : LOW);
+      const bytes = utf8(literalOf(text, r));
+      for (const normalization of [KEEP_CASE, FOLD]) seen[answer(bytes, normalization.case_fold, false, normalizeText(text, normalization))]++;
+      seen[answer(utf8(text), false, true, normalizeText(text, KEEP_CASE))]++;
+    }
+    expect(seen.plain).toBeGreaterThan(120);
+    expect(seen.decoded).toBeGreaterThan(600);
+    expect(seen.string).toBeGreaterThan(1000);
+    // Each kind the tables let through is answered without the string path.
+    const of = (literal: string, fold: boolean) => answer(utf8(literal), fold, false, normalizeText(JSON.parse(`"${literal}"`), fold ? FOLD : KEEP_CASE));
+    expect(of('日本語のテキスト、한국어 텍스트 😀 𠀀', true)).toBe('plain');
+    expect(of('Привет, мир', false)).toBe('plain');
+    expect(of('привет, мир', true)).toBe('plain');
+    expect(of('Привет, мир', true)).toBe('string');
+    expect(of('cafe\u0301 and the pin\u0303ata, ke\u0301\\u0301', false)).toBe('string');
+    expect(of('cafe\u0301 and the pin\u0303ata', true)).toBe('decoded');
+    expect(of('ca\\u0066e\\u0301 \\u65e5\\u672c  か\u3099', false)).toBe('decoded');
+    expect(of('Cafe\u0301\u3000ẹ\u0302', false)).toBe('decoded');
+  });
+
+  it('keeps every starter the tables class as one, and makes every composition they hold, as normalizeText does', () => {
+    for (let c = 0x80; c < 0x10000; c += 1) {
+      if (c >= 0xd800 && c < 0xe000) continue;
+      const text = `x${String.fromCodePoint(c)}y`;
+      for (const fold of [false, true]) answer(utf8(text), fold, true, normalizeText(text, fold ? FOLD : KEEP_CASE));
+    }
+    let composed = 0;
+    for (const base of ['a', 'e', 'o', 'u', 'n', 'c', 'A', 'E', 'α', 'ω', 'и', 'е', 'ẹ', 'ơ', 'か', 'ক', 'ᄀ']) {
+      for (let m = 0x300; m < 0x3100; m++) {
+        const text = `${base}${String.fromCodePoint(m)} z`;
+        if (answer(utf8(text), false, true, normalizeText(text, KEEP_CASE)) === 'decoded' && text.normalize('NFC') !== text) composed++;
+      }
+    }
+    expect(composed).toBeGreaterThan(150);
   });
 });
