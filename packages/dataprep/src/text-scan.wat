@@ -73,8 +73,9 @@
   ;; The characters of a vector `plain` found bad, those that start in [p, stop), one at a time; the position after
   ;; them, where `plain` goes on sixteen bytes at a time, or 0 when `decode` would refuse the text (a character
   ;; neither a starter the tables keep as it is, class 3, or 1 without `fold`, nor white space nor a mark; one cut
-  ;; by the end). A character that makes the text not plain though `decode` may answer (an escape, a control
-  ;; character, white space, two spaces, A-Z with `fold`, a mark that may compose) sets $notPlain.
+  ;; by the end). At a character that makes the text not plain though `decode` may answer (an escape, a control
+  ;; character, white space, two spaces, A-Z with `fold`, a mark that may compose) it sets $notPlain and stops
+  ;; after that character.
   (func $chars (param $p i32) (param $stop i32) (param $end i32) (param $fold i32) (result i32)
     (local $c i32) (local $n i32) (local $cp i32) (local $k i32) (local $prev i32)
     ;; The continuation bytes of a two-byte character the good vector before began.
@@ -97,18 +98,42 @@
                   (i32.or
                     (i32.and (i32.eq (local.get $c) (i32.const 0x20)) (i32.eq (local.get $prev) (i32.const 0x20)))
                     (i32.and (local.get $fold) (i32.lt_u (i32.sub (local.get $c) (i32.const 0x41)) (i32.const 26)))))
-              (then (global.set $notPlain (i32.const 1))))
+              (then (global.set $notPlain (i32.const 1)) (return (i32.add (local.get $p) (i32.const 1)))))
             (local.set $prev (local.get $c))
             (local.set $p (i32.add (local.get $p) (i32.const 1)))
             (br $next)))
-        (local.set $n (call $width (local.get $c)))
+        ;; Two and three bytes decoded here, as most text from U+0080 up is; four by $utf8.
+        (if (i32.lt_u (local.get $c) (i32.const 0xe0))
+          (then
+            (local.set $n (i32.const 2))
+            (local.set $cp
+              (i32.or (i32.shl (i32.and (local.get $c) (i32.const 0x1f)) (i32.const 6)) (i32.and (i32.load8_u offset=1 (local.get $p)) (i32.const 0x3f)))))
+          (else
+            (if (i32.lt_u (local.get $c) (i32.const 0xf0))
+              (then
+                (local.set $n (i32.const 3))
+                (local.set $cp
+                  (i32.or
+                    (i32.or
+                      (i32.shl (i32.and (local.get $c) (i32.const 0x0f)) (i32.const 12))
+                      (i32.shl (i32.and (i32.load8_u offset=1 (local.get $p)) (i32.const 0x3f)) (i32.const 6)))
+                    (i32.and (i32.load8_u offset=2 (local.get $p)) (i32.const 0x3f)))))
+              (else
+                (local.set $n (i32.const 4))
+                (local.set $cp (call $utf8 (local.get $p) (i32.const 4)))))))
         (if (i32.gt_u (i32.add (local.get $p) (local.get $n)) (local.get $end)) (then (return (i32.const 0))))
-        (local.set $cp (call $utf8 (local.get $p) (local.get $n)))
         (local.set $prev (local.get $c))
         (local.set $p (i32.add (local.get $p) (local.get $n)))
-        (if (call $space (local.get $cp)) (then (global.set $notPlain (i32.const 1)) (br $next)))
-        (local.set $k (call $class (local.get $cp)))
-        (if (i32.eq (local.get $k) (i32.const 2)) (then (global.set $notPlain (i32.const 1)) (br $next)))
+        ;; No white space lies above U+3000 but U+FEFF.
+        (if (i32.or (i32.le_u (local.get $cp) (i32.const 0x3000)) (i32.eq (local.get $cp) (i32.const 0xfeff)))
+          (then (if (call $space (local.get $cp)) (then (global.set $notPlain (i32.const 1)) (return (local.get $p))))))
+        ;; The class, read here as $class reads it; from U+40000 up (four bytes only) the string path's.
+        (if (i32.ge_u (local.get $cp) (i32.const 0x40000)) (then (return (i32.const 0))))
+        (local.set $k
+          (i32.and
+            (i32.shr_u (i32.load8_u (i32.shr_u (local.get $cp) (i32.const 2))) (i32.shl (i32.and (local.get $cp) (i32.const 3)) (i32.const 1)))
+            (i32.const 3)))
+        (if (i32.eq (local.get $k) (i32.const 2)) (then (global.set $notPlain (i32.const 1)) (return (local.get $p))))
         (br_if $next (i32.or (i32.eq (local.get $k) (i32.const 3)) (i32.and (i32.eq (local.get $k) (i32.const 1)) (i32.eqz (local.get $fold)))))
         (return (i32.const 0))))
     (local.get $p))

@@ -104,6 +104,15 @@ describe('the text scan', () => {
     expect(Buffer.from(decodedText(raw, 0, raw.length, false, true)!).toString()).toBe('a\\x41\u0001');
   });
 
+  it('stops at the first character that is not plain, and answers STRING_PATH only when a refused one comes first', () => {
+    const of = (text: string) => plainText(utf8(text), 0, utf8(text).length, true);
+    // The decoder refuses Ж when folding case (lower-casing changes it) and the string path answers.
+    expect(of('a word\\tЖ and more words to fill')).toBe(NOT_PLAIN);
+    expect(of('a word  Ж and more words to fill')).toBe(NOT_PLAIN);
+    expect(of('a word Ж\\t and more words to fill')).toBe(STRING_PATH);
+    expect(of('a word ж and more words to fill')).toBe(PLAIN);
+  });
+
   it('finds each wrong byte in every lane of a vector, and a space run across two vectors', () => {
     for (let len = 1; len <= 48; len++) {
       const clean = 'abcdefghijklmnopqrstuvwxyz0123456789'.repeat(2).slice(0, len);
