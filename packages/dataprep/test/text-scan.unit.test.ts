@@ -132,11 +132,14 @@ describe('the text scan', () => {
     }
   });
 
-  it('decodes a two-byte character wherever a vector ends, without leaving it to the string path', () => {
+  it('decodes a two-byte character wherever a vector ends, and composes a mark after it, without leaving it to the string path', () => {
     for (let at = 0; at < 40; at++) {
       // An escape right after it: the vector that starts within the character is not copied whole.
       const text = `x${'a'.repeat(at)}é\\t${'b'.repeat(20)}`;
       expect(answer(utf8(text), false, false, `x${'a'.repeat(at)}é ${'b'.repeat(20)}`), `é at ${at}`).toBe('decoded');
+      // A mark after it composes with it, whether the vector before the mark was copied whole or not: ü + U+0301 is ǘ.
+      const marked = `x${'a'.repeat(at)}ü\u0301${'b'.repeat(20)}`;
+      expect(answer(utf8(marked), false, true, `x${'a'.repeat(at)}ǘ${'b'.repeat(20)}`), `ü at ${at}`).toBe('decoded');
     }
   });
 
