@@ -127,12 +127,7 @@
         ;; No white space lies above U+3000 but U+FEFF.
         (if (i32.or (i32.le_u (local.get $cp) (i32.const 0x3000)) (i32.eq (local.get $cp) (i32.const 0xfeff)))
           (then (if (call $space (local.get $cp)) (then (global.set $notPlain (i32.const 1)) (return (local.get $p))))))
-        ;; The class, read here as $class reads it; from U+40000 up (four bytes only) the string path's.
-        (if (i32.ge_u (local.get $cp) (i32.const 0x40000)) (then (return (i32.const 0))))
-        (local.set $k
-          (i32.and
-            (i32.shr_u (i32.load8_u (i32.shr_u (local.get $cp) (i32.const 2))) (i32.shl (i32.and (local.get $cp) (i32.const 3)) (i32.const 1)))
-            (i32.const 3)))
+        (local.set $k (call $class (local.get $cp)))
         (if (i32.eq (local.get $k) (i32.const 2)) (then (global.set $notPlain (i32.const 1)) (return (local.get $p))))
         (br_if $next (i32.or (i32.eq (local.get $k) (i32.const 3)) (i32.and (i32.eq (local.get $k) (i32.const 1)) (i32.eqz (local.get $fold)))))
         (return (i32.const 0))))
