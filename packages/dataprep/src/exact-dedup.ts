@@ -1,32 +1,34 @@
-import { hash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
+import { FINGERPRINT_CHARS, fingerprintOf, fingerprintOfString } from './fingerprint.js';
 
 /**
- * The key exact dedup compares: the SHA-256 of the normalised text's UTF-8, as a 32-character `binary` (Latin-1)
- * string, one character a byte. One-shot hash, no Hash object per document; the string is read into the table's words
- * and dropped, so it dies young instead of being kept in a `Map`.
+ * The key exact dedup compares: the normalised text's fingerprint (./fingerprint.ts: HighwayHash-128 of its UTF-8
+ * under a key drawn per thread), as a 16-character `binary` (Latin-1) string, one character a byte. The string is
+ * read into the table's words and dropped, so it dies young. Digests compare only with digests taken on the same
+ * thread.
  */
 export function exactDigest(normalized: string): string {
-  return hash('sha256', normalized, 'binary');
+  return fingerprintOfString(normalized);
 }
 
-/** {@link exactDigest} of a text given as its UTF-8 bytes. */
-export function digestOf(utf8: Uint8Array): string {
-  return hash('sha256', utf8, 'binary');
+/** {@link exactDigest} of a text given as its UTF-8 bytes, `[start, end)` of them. */
+export function digestOf(utf8: Uint8Array, start = 0, end = utf8.length): string {
+  return fingerprintOf(utf8, start, end);
 }
 
-const DIGEST_CHARS = 32;
+const DIGEST_CHARS = FINGERPRINT_CHARS;
 const WORDS = DIGEST_CHARS / 4;
 const EMPTY = -1;
 
 /**
  * Exact duplicates by content hash. Memory is bounded by the number of distinct documents, not their bytes: an
- * open-addressing table of whole digests (32 bytes) and first ordinals (8), at most half full, so 80 to 160
- * bytes a distinct document (84 MB at a million). A `Map` of digest strings cost about as much memory and its
+ * open-addressing table of whole digests (16 bytes) and first ordinals (8), at most half full, so 48 to 96
+ * bytes a distinct document (50 MB at a million). A `Map` of digest strings cost about as much memory and its
  * kept strings most of the exact pass's garbage-collection time.
  *
- * A slot is chosen from the digest's first two words mixed with a key drawn per table: a digest's bits are
- * chosen by nobody, but a tenant could search for documents whose digests share their low bits, and with an
- * unkeyed index pile them into one run of slots.
+ * A slot is chosen from the digest's first two words mixed with a key drawn per table. The exact pass's digests
+ * are keyed already, so nobody can search for documents whose digests share their low bits; the table's own key
+ * keeps its spread from resting on what a caller passes it.
  */
 export class ExactDeduper {
   private capacity = 1 << 12;
@@ -50,7 +52,7 @@ export class ExactDeduper {
 
   /** {@link consider} with the digest already taken by {@link exactDigest} or {@link digestOf}. */
   considerDigest(ordinal: number, digest: string): number | null {
-    if (digest.length !== DIGEST_CHARS) throw new RangeError('an exact digest is 32 Latin-1 characters');
+    if (digest.length !== DIGEST_CHARS) throw new RangeError('an exact digest is 16 Latin-1 characters');
     if (!(ordinal >= 0)) throw new RangeError('an ordinal is not negative');
     const d = this.digest;
     for (let w = 0, c = 0; w < WORDS; w++, c += 4) {

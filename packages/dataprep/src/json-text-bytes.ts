@@ -1,6 +1,6 @@
 import { FORBIDDEN_JSON_KEYS } from '@ito/contracts';
 import { indexOfByte } from './byte-search.js';
-import { NOT_PLAIN, PLAIN, STRING_PATH, decodedText, plainText } from './text-scan.js';
+import { NOT_PLAIN, PLACED_AT, PLAIN, STRING_PATH, decodedText, plainText, scanBytes } from './text-scan.js';
 
 /**
  * The UTF-8 of the normalised `text` of one JSON-lines document, from the line's bytes, for a text the exact pass
@@ -18,8 +18,8 @@ const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
 
 /**
- * After a scan that answered true, the normalised text's bytes are `[textStart, textEnd)` of `textBytes`: the line
- * itself, or the text scan's memory (valid until its next call) when the literal was decoded.
+ * After a scan that answered true, the normalised text's bytes are `[textStart, textEnd)` of `textBytes`: the text
+ * scan's memory, where the plain test placed the literal or the decoder wrote it (valid until its next call).
  */
 export let textBytes: Uint8Array = new Uint8Array(0);
 export let textStart = 0;
@@ -68,9 +68,10 @@ function scan(caseFold: boolean): boolean {
       const plain = close === -1 ? NOT_PLAIN : plainText(src, at + 1, close, caseFold);
       if (plain === STRING_PATH) return false;
       if (plain === PLAIN) {
-        textBytes = src;
-        textStart = at + 1;
-        textEnd = close;
+        // The plain test placed the literal's bytes in the scan's memory: the digest is taken there.
+        textBytes = scanBytes();
+        textStart = PLACED_AT;
+        textEnd = PLACED_AT + close - (at + 1);
         at = close + 1;
       } else {
         const end = textLiteralEnd(at + 1);

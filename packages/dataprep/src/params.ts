@@ -11,7 +11,12 @@ export interface DataPrepParams {
     /** Lower-case the text before the exact-dedup hash (shingles and n-grams are always case-folded). */
     case_fold: boolean;
   };
-  exact: { hash: 'sha256' };
+  /**
+   * The digest exact dedup compares texts by: HighwayHash-128 under a key drawn at random per process thread and
+   * never written anywhere (./fingerprint.ts), so two documents are duplicates exactly when their normalised texts
+   * are the same (a collision by chance is 2^-128 a pair, and nobody can aim for one without the key).
+   */
+  exact: { hash: 'highwayhash128-keyed' };
   near: {
     /** Shingles are runs of this many consecutive word tokens. */
     shingle_words: number;
@@ -32,7 +37,7 @@ export interface DataPrepParams {
 
 export const DEFAULT_DATA_PREP_PARAMS: DataPrepParams = {
   normalization: { unicode: 'NFC', whitespace: 'collapse', case_fold: false },
-  exact: { hash: 'sha256' },
+  exact: { hash: 'highwayhash128-keyed' },
   // 20 bands × 5 rows: the banding's S-curve crosses 1/2 near Jaccard 0.55, and a pair at Jaccard 0.8 becomes a
   // candidate with probability 1 − (1 − 0.8⁵)²⁰ ≈ 0.9996, so verification at 0.8 loses almost nothing.
   near: { shingle_words: 5, permutations: 100, bands: 20, rows: 5, jaccard_threshold: 0.8, seed: 0x1705 },

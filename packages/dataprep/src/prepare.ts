@@ -145,7 +145,7 @@ export class DataPrep {
 export function describeMethod(params: DataPrepParams): DataPrepMethod {
   const { near } = params;
   return {
-    exact: `${params.exact.hash} of the text after Unicode ${params.normalization.unicode}, white space collapsed${params.normalization.case_fold ? ', case folded' : ''}`,
+    exact: `the same text after Unicode ${params.normalization.unicode}, white space collapsed${params.normalization.case_fold ? ', case folded' : ''}, compared by ${params.exact.hash} digest`,
     near: `one-permutation minhash with optimal densification over ${near.shingle_words}-word shingles, ${near.permutations} bins, lsh ${near.bands} bands × ${near.rows} rows, candidates confirmed at exact jaccard ≥ ${near.jaccard_threshold}; the earliest document of a cluster is kept`,
     decontamination: decontaminationMethod(params),
     order: 'exact, decontamination, near',

@@ -15,11 +15,13 @@ import { TEXT_SCAN_WASM } from './text-scan-wasm.generated.js';
  */
 
 /**
- * Where the text is placed: after the two pages of Unicode tables (classes, compositions), and 16 bytes that stay
- * zero, so the scan can read the byte before the text.
+ * The memory's layout: two pages of Unicode tables (classes, compositions), the fingerprint's 80 bytes of state
+ * (./fingerprint.ts: its key, a packet's scratch, the digest), 16 bytes that stay zero so the scan can read the
+ * byte before the text, and the text.
  */
 const TABLES_BYTES = 2 * 65536;
-const TEXT_AT = TABLES_BYTES + 16;
+export const FINGERPRINT_STATE_AT = TABLES_BYTES;
+const TEXT_AT = FINGERPRINT_STATE_AT + 80 + 16;
 /** The 16 bytes after the text are this letter, so the last vector read past the text finds nothing wrong. */
 const PAD = 16;
 const PAD_BYTE = 0x61;
@@ -30,8 +32,14 @@ declare const WebAssembly: {
   Instance: new (module: object, imports: object) => { readonly exports: unknown };
 };
 
+/** The module's memory, as the fingerprint's module imports it. */
+export interface ScanMemory {
+  readonly buffer: ArrayBuffer;
+  grow(pages: number): number;
+}
+
 interface TextScanExports {
-  readonly memory: { readonly buffer: ArrayBuffer; grow(pages: number): number };
+  readonly memory: ScanMemory;
   plain(len: number, fold: number): number;
   decode(len: number, out: number, fold: number, raw: number): number;
 }
@@ -51,6 +59,45 @@ function loaded(): TextScanExports {
   }
   return scan;
 }
+
+/** The module's memory (made on first use), which ./fingerprint.ts shares. */
+export function scanMemory(): ScanMemory {
+  return loaded().memory;
+}
+
+/**
+ * A view of the module's whole memory: the one {@link decodedText}'s answers are views of, and the one
+ * {@link placeText} places a text in. A new view after the memory grows.
+ */
+export function scanBytes(): Uint8Array {
+  loaded();
+  return memory;
+}
+
+/**
+ * Places `[start, end)` of `bytes` in the module's memory, as {@link plainText} does, and answers where: a caller
+ * reads it there until the next call into this module.
+ */
+export function placeText(bytes: Uint8Array, start: number, end: number): number {
+  place(loaded(), bytes, start, end, 0);
+  return TEXT_AT;
+}
+
+/** Where {@link placeText} and {@link placeString} place a text. */
+export const PLACED_AT = TEXT_AT;
+
+/** Places the UTF-8 of `text` where {@link placeText} places bytes, and answers its length in bytes. */
+export function placeString(text: string): number {
+  const wasm = loaded();
+  // Three bytes at most a UTF-16 unit (a surrogate pair is two units and four bytes).
+  const room = TEXT_AT + text.length * 3;
+  if (room > memory.length) {
+    wasm.memory.grow(Math.ceil((room - memory.length) / 65536));
+    memory = new Uint8Array(wasm.memory.buffer);
+  }
+  return encoder.encodeInto(text, memory.subarray(TEXT_AT, room)).written;
+}
+const encoder = new TextEncoder();
 
 /**
  * Copies `[start, end)` of `bytes` into the module's memory with `room` bytes after the text and its padding,

@@ -1,12 +1,12 @@
 ;; The exact pass's byte scan of a document's text (./text-scan.ts loads it; `npm run wasm:dataprep` assembles it
 ;; into ./text-scan-wasm.generated.ts). The first two memory pages hold the Unicode tables the caller writes there
 ;; (./text-scan-tables.generated.ts: two bits of class a code point below U+40000 from byte 0, composition slots
-;; from byte 65536). The caller places the text's bytes at [$TEXT, $TEXT + len), keeps the byte before it zero,
-;; and fills the 16 bytes after the text with 'a' so that a whole vector can be read past its end. The bytes are
-;; valid UTF-8 (the reader checked them).
+;; from byte 65536), and the 80 bytes after them are the fingerprint's state (./fingerprint.wat). The caller places
+;; the text's bytes at [$TEXT, $TEXT + len), keeps the byte before it zero, and fills the 16 bytes after the text
+;; with 'a' so that a whole vector can be read past its end. The bytes are valid UTF-8 (the reader checked them).
 (module
   (memory (export "memory") 3)
-  (global $TEXT i32 (i32.const 131088))
+  (global $TEXT i32 (i32.const 131168))
   ;; Set by $chars when a character makes the text not plain, though `decode` may answer.
   (global $notPlain (mut i32) (i32.const 0))
 
