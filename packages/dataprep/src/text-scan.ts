@@ -22,9 +22,8 @@ import { TEXT_SCAN_WASM } from './text-scan-wasm.generated.js';
 const TABLES_BYTES = 2 * 65536;
 export const FINGERPRINT_STATE_AT = TABLES_BYTES;
 const TEXT_AT = FINGERPRINT_STATE_AT + 80 + 16;
-/** The 16 bytes after the text are this letter, so the last vector read past the text finds nothing wrong. */
+/** The 16 bytes after the text, which the module fills with a letter so that a vector read past the text's end finds nothing wrong there. */
 const PAD = 16;
-const PAD_BYTE = 0x61;
 
 /** The part of the WebAssembly API used here: the project's `lib` has no DOM, where TypeScript declares it. */
 declare const WebAssembly: {
@@ -111,8 +110,8 @@ function place(wasm: TextScanExports, bytes: Uint8Array, start: number, end: num
     wasm.memory.grow(Math.ceil((need - memory.length) / 65536));
     memory = new Uint8Array(wasm.memory.buffer);
   }
+  // The module writes the padding itself: one call fewer a text.
   memory.set(bytes.subarray(start, end), TEXT_AT);
-  memory.fill(PAD_BYTE, TEXT_AT + len, TEXT_AT + len + PAD);
 }
 
 /** What {@link plainText} found: the bytes are the normalised text, {@link decodedText} may answer, or it would not. */

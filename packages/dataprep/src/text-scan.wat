@@ -2,8 +2,9 @@
 ;; into ./text-scan-wasm.generated.ts). The first two memory pages hold the Unicode tables the caller writes there
 ;; (./text-scan-tables.generated.ts: two bits of class a code point below U+40000 from byte 0, composition slots
 ;; from byte 65536), and the 80 bytes after them are the fingerprint's state (./fingerprint.wat). The caller places
-;; the text's bytes at [$TEXT, $TEXT + len), keeps the byte before it zero, and fills the 16 bytes after the text
-;; with 'a' so that a whole vector can be read past its end. The bytes are valid UTF-8 (the reader checked them).
+;; the text's bytes at [$TEXT, $TEXT + len), keeps the byte before it zero, and leaves 16 bytes free after the text,
+;; which each function fills with 'a' so that a whole vector can be read past its end. The bytes are valid UTF-8
+;; (the reader checked them).
 (module
   (memory (export "memory") 3)
   (global $TEXT i32 (i32.const 131168))
@@ -23,6 +24,8 @@
     (local $p i32) (local $end i32) (local $v v128) (local $bad v128)
     (local.set $p (global.get $TEXT))
     (local.set $end (i32.add (global.get $TEXT) (local.get $len)))
+    ;; The padding: a vector read past the text's end finds nothing there to read one character at a time.
+    (v128.store (local.get $end) (v128.const i8x16 0x61 0x61 0x61 0x61 0x61 0x61 0x61 0x61 0x61 0x61 0x61 0x61 0x61 0x61 0x61 0x61))
     (global.set $notPlain (i32.const 0))
     (block $done
       (loop $next
@@ -226,6 +229,7 @@
     (local $v v128) (local $sp v128) (local $bad v128)
     (local.set $p (global.get $TEXT))
     (local.set $end (i32.add (global.get $TEXT) (local.get $len)))
+    (v128.store (local.get $end) (v128.const i8x16 0x61 0x61 0x61 0x61 0x61 0x61 0x61 0x61 0x61 0x61 0x61 0x61 0x61 0x61 0x61 0x61))
     (local.set $o (local.get $out))
     (block $done
       (loop $next

@@ -155,6 +155,13 @@ describe('the text scan', () => {
     // A short text after a long one sees none of the long one's bytes.
     expect(answer(utf8('short\\ttext '), false, false, 'short text')).toBe('decoded');
     expect(answer(utf8('x'), false, false, 'x')).toBe('plain');
+    // Nor does the plain test take what a text before it left past a short text's end for the text's own bytes.
+    for (const stale of ['\\', '\u0001', '\u00a0', '\u0301']) {
+      for (let len = 1; len < 16; len++) {
+        expect(plainText(utf8(stale.repeat(64)), 0, utf8(stale.repeat(64)).length, false)).not.toBe(PLAIN);
+        expect(plainText(utf8('b'.repeat(len)), 0, len, false), `length ${len} after ${JSON.stringify(stale)}`).toBe(PLAIN);
+      }
+    }
   });
   it('answers scripts beyond U+0300 that NFC leaves alone, and composes a mark with the letter before it', () => {
     const r = rngOf(11);
