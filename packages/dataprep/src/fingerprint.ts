@@ -1,6 +1,4 @@
-import { randomFillSync } from 'node:crypto';
-import { FINGERPRINT_WASM } from './fingerprint-wasm.generated.js';
-import { FINGERPRINT_STATE_AT, PLACED_AT, placeString, placeText, scanBytes, scanMemory } from './text-scan.js';
+import { FINGERPRINT_STATE_AT, PLACED_AT, fingerprintExports, placeString, placeText, scanBytes } from './text-scan.js';
 
 /**
  * The key exact dedup compares a normalised text by: HighwayHash-128 of its UTF-8 under a key drawn at random when
@@ -14,32 +12,13 @@ import { FINGERPRINT_STATE_AT, PLACED_AT, placeString, placeText, scanBytes, sca
  * document: ≈ 0.6 µs less a 1.4 KB document than `crypto.hash` (its native call alone is ≈ 0.5 µs), and faster
  * per byte than SHA-256 with the CPU's SHA instructions (test/bench/README.md, the seventh round).
  *
- * A digest means nothing outside this thread: the key is drawn per thread, and never written anywhere.
+ * A digest means nothing outside this thread: the key is drawn per thread (./text-scan.ts, as the modules are made),
+ * and never written anywhere.
  */
-
-/** The part of the WebAssembly API used here (the project's `lib` has no DOM). */
-declare const WebAssembly: {
-  Module: new (bytes: Uint8Array) => object;
-  Instance: new (module: object, imports: object) => { readonly exports: unknown };
-};
-
-interface FingerprintExports {
-  fingerprint(at: number, len: number, state: number): void;
-}
 
 const KEY_BYTES = 32;
 const DIGEST_AT = FINGERPRINT_STATE_AT + 64;
 export const FINGERPRINT_CHARS = 16;
-
-let module: FingerprintExports | undefined;
-
-function loaded(): FingerprintExports {
-  if (module === undefined) {
-    module = new WebAssembly.Instance(new WebAssembly.Module(Buffer.from(FINGERPRINT_WASM, 'base64')), { scan: { memory: scanMemory() } }).exports as FingerprintExports;
-    randomFillSync(scanBytes(), FINGERPRINT_STATE_AT, KEY_BYTES);
-  }
-  return module;
-}
 
 /**
  * Sets the key, for the tests that check the published test vectors: nothing else calls it, since a table's
@@ -47,13 +26,12 @@ function loaded(): FingerprintExports {
  */
 export function setFingerprintKey(key: Uint8Array): void {
   if (key.length !== KEY_BYTES) throw new RangeError('a fingerprint key is 32 bytes');
-  loaded();
   scanBytes().set(key, FINGERPRINT_STATE_AT);
 }
 
 /** The digest of `[start, end)` of `bytes`: hashed where it lies when it is the text scan's memory, else placed there first. */
 export function fingerprintOf(bytes: Uint8Array, start = 0, end = bytes.length): string {
-  const fingerprint = loaded();
+  const fingerprint = fingerprintExports();
   const scanned = scanBytes();
   const at = bytes.buffer === scanned.buffer ? bytes.byteOffset + start : placeText(bytes, start, end);
   fingerprint.fingerprint(at, end - start, FINGERPRINT_STATE_AT);
@@ -62,9 +40,14 @@ export function fingerprintOf(bytes: Uint8Array, start = 0, end = bytes.length):
 
 /** The digest of the UTF-8 of `text`. */
 export function fingerprintOfString(text: string): string {
-  const fingerprint = loaded();
+  const fingerprint = fingerprintExports();
   const len = placeString(text);
   fingerprint.fingerprint(PLACED_AT, len, FINGERPRINT_STATE_AT);
+  return digestString(scanBytes());
+}
+
+/** The fingerprint the last call took, here or in the text scan (`jsonLineFingerprinted`). */
+export function lastFingerprint(): string {
   return digestString(scanBytes());
 }
 

@@ -3,18 +3,21 @@ import { digestOf, exactDigest } from './exact-dedup.js';
 import { scanJsonTextBytes, textBytes, textEnd, textStart } from './json-text-bytes.js';
 import { normalizeText } from './normalize.js';
 import type { DataPrepParams } from './params.js';
-import { NOT_PLAIN, PLACED_AT, PLAIN, decodedText, plainText, scanBytes } from './text-scan.js';
+import { lastFingerprint } from './fingerprint.js';
+import { NOT_PLAIN, PLACED_AT, PLAIN, decodedText, jsonLineFingerprinted, plainText, scanBytes } from './text-scan.js';
 
 /**
  * The exact-dedup digest of one line's document, read from the line's UTF-8 bytes (as `byteLineBatchesOf` gives
  * them), or null for a blank line: always `exactDigest(normalizeText(documentText(line)))` of the decoded line,
- * and the same errors. When the line is plainly valid and the text scan can read its text (./json-text-bytes.ts,
- * ./text-scan.ts), the normalised text's UTF-8 is hashed in the scan's memory, where the plain test placed it (a
+ * and the same errors. When the line is plainly valid and the text scan can read its text (./text-scan.ts's
+ * `jsonLineFingerprinted`, then ./json-text-bytes.ts), the normalised text's UTF-8 is hashed in the scan's memory, where the plain test placed it (a
  * text already normalised) or the text scan decoded it; any other line is decoded and read as a string, as before.
  */
 export function lineDigest(line: Uint8Array, format: ShardFormat, lineNo: number, normalization: DataPrepParams['normalization']): string | null {
   const caseFold = normalization.case_fold;
   if (format === 'jsonl') {
+    // A flat object, the common shape, is read whole in the text scan's module, which takes the digest there too.
+    if (jsonLineFingerprinted(line, caseFold)) return lastFingerprint();
     if (scanJsonTextBytes(line, caseFold)) return digestOf(textBytes, textStart, textEnd);
   } else if (line.length > 0) {
     const plain = plainText(line, 0, line.length, caseFold);

@@ -1,13 +1,21 @@
 ;; The exact pass's byte scan of a document's text (./text-scan.ts loads it; `npm run wasm:dataprep` assembles it
 ;; into ./text-scan-wasm.generated.ts). The first two memory pages hold the Unicode tables the caller writes there
 ;; (./text-scan-tables.generated.ts: two bits of class a code point below U+40000 from byte 0, composition slots
-;; from byte 65536), and the 80 bytes after them are the fingerprint's state (./fingerprint.wat). The caller places
-;; the text's bytes at [$TEXT, $TEXT + len), keeps the byte before it zero, and leaves 16 bytes free after the text,
+;; from byte 65536); the globals below place the rest. The caller places
+;; the text's bytes (or the JSON line `line` reads) at [$TEXT, $TEXT + len), keeps the byte before it zero, and leaves 16 bytes free after the text,
 ;; which each function fills with 'a' so that a whole vector can be read past its end. The bytes are valid UTF-8
 ;; (the reader checked them).
 (module
-  (memory (export "memory") 3)
-  (global $TEXT i32 (i32.const 131168))
+  (import "scan" "memory" (memory 3))
+  ;; The fingerprint of ./fingerprint.wat, which `line` takes of the text it reads.
+  (import "fingerprint" "fingerprint" (func $fingerprint (param i32 i32 i32)))
+  ;; The fingerprint's state (its key, scratch and digest); `line`'s keys, 32 pairs of start and length; the keys
+  ;; the strict reader refuses (a count, then each as a length and its bytes), which the caller writes; 16 zero
+  ;; bytes; the text.
+  (global $STATE i32 (i32.const 131072))
+  (global $KEYS i32 (i32.const 131152))
+  (global $FORBIDDEN i32 (i32.const 131408))
+  (global $TEXT i32 (i32.const 131488))
   ;; Set by $chars when a character makes the text not plain, though `decode` may answer.
   (global $notPlain (mut i32) (i32.const 0))
 
@@ -21,9 +29,13 @@
   ;; plain, so 2 is answered only when a character `decode` would refuse comes first. A space at either end is
   ;; the caller's test.
   (func (export "plain") (param $len i32) (param $fold i32) (result i32)
+    (call $plainAt (global.get $TEXT) (local.get $len) (local.get $fold)))
+
+  ;; `plain` of the text at [$at, $at + len), whose byte before is not a space.
+  (func $plainAt (param $at i32) (param $len i32) (param $fold i32) (result i32)
     (local $p i32) (local $end i32) (local $v v128) (local $bad v128)
-    (local.set $p (global.get $TEXT))
-    (local.set $end (i32.add (global.get $TEXT) (local.get $len)))
+    (local.set $p (local.get $at))
+    (local.set $end (i32.add (local.get $at) (local.get $len)))
     ;; The padding: a vector read past the text's end finds nothing there to read one character at a time.
     (v128.store (local.get $end) (v128.const i8x16 0x61 0x61 0x61 0x61 0x61 0x61 0x61 0x61 0x61 0x61 0x61 0x61 0x61 0x61 0x61 0x61))
     (global.set $notPlain (i32.const 0))
@@ -222,13 +234,17 @@
   ;; composition slots hold the pair (with `fold`, into a starter of class 3); anything else is refused. White space (what `\s` and `trim()` match) is collapsed, each run to one space and none at either
   ;; end; with `fold`, A-Z are lower-cased.
   (func (export "decode") (param $len i32) (param $out i32) (param $fold i32) (param $raw i32) (result i32)
+    (call $decodeAt (global.get $TEXT) (local.get $len) (local.get $out) (local.get $fold) (local.get $raw)))
+
+  ;; `decode` of the text at [$at, $at + len).
+  (func $decodeAt (param $at i32) (param $len i32) (param $out i32) (param $fold i32) (param $raw i32) (result i32)
     (local $p i32) (local $end i32) (local $o i32) (local $c i32) (local $cp i32) (local $pend i32) (local $n i32) (local $k i32)
     ;; The character written last, as the text had it (before folding), and where it was written: a mark after it
     ;; composes with it. 0 when white space or a composition came last.
     (local $last i32) (local $lasto i32)
     (local $v v128) (local $sp v128) (local $bad v128)
-    (local.set $p (global.get $TEXT))
-    (local.set $end (i32.add (global.get $TEXT) (local.get $len)))
+    (local.set $p (local.get $at))
+    (local.set $end (i32.add (local.get $at) (local.get $len)))
     (v128.store (local.get $end) (v128.const i8x16 0x61 0x61 0x61 0x61 0x61 0x61 0x61 0x61 0x61 0x61 0x61 0x61 0x61 0x61 0x61 0x61))
     (local.set $o (local.get $out))
     (block $done
@@ -393,4 +409,228 @@
       (local.set $i (i32.add (local.get $i) (i32.const 1)))
       (br_if $digit (i32.lt_u (local.get $i) (i32.const 4))))
     (if (i32.or (i32.eqz (local.get $cp)) (i32.eq (i32.and (local.get $cp) (i32.const 0xf800)) (i32.const 0xd800))) (then (return (i32.const -1))))
-    (local.get $cp)))
+    (local.get $cp))
+
+  ;; ---- A JSON line, read whole here when it is the common shape ----
+
+  ;; The JSON line at [$TEXT, $TEXT + len), as ./json-text-bytes.ts would read it, narrower: 1 when the line is one
+  ;; flat object (no value an object or an array) of at most 32 keys without escapes, none repeated nor one the
+  ;; strict reader refuses, whose `text` is a string that `plain` or `decode` answers; its normalised text's
+  ;; fingerprint is then written in the state (decoded at `out` first when it is not plain). 0 for anything else,
+  ;; which the caller's own scan reads as before: this one never refuses a line, it only declines it.
+  (func (export "line") (param $len i32) (param $fold i32) (param $out i32) (result i32)
+    (local $p i32) (local $end i32) (local $c i32) (local $k i32) (local $n i32) (local $q i32) (local $keys i32) (local $i i32)
+    (local $isText i32) (local $ts i32) (local $te i32) (local $tesc i32)
+    (local.set $end (i32.add (global.get $TEXT) (local.get $len)))
+    (local.set $ts (i32.const -1))
+    (local.set $p (call $ws (global.get $TEXT) (local.get $end)))
+    (if (i32.ne (call $at (local.get $p) (local.get $end)) (i32.const 0x7b)) (then (return (i32.const 0))))
+    (local.set $p (call $ws (i32.add (local.get $p) (i32.const 1)) (local.get $end)))
+    (loop $member
+      ;; The key: no escape (an escaped key could spell one seen unescaped), not refused, not seen before.
+      (if (i32.ne (call $at (local.get $p) (local.get $end)) (i32.const 0x22)) (then (return (i32.const 0))))
+      (local.set $k (i32.add (local.get $p) (i32.const 1)))
+      (local.set $q (call $stringEnd (local.get $k) (local.get $end)))
+      (if (i32.or (i32.lt_s (local.get $q) (i32.const 0)) (global.get $escaped)) (then (return (i32.const 0))))
+      (local.set $n (i32.sub (local.get $q) (local.get $k)))
+      (if (i32.ge_u (local.get $keys) (i32.const 32)) (then (return (i32.const 0))))
+      (if (call $forbidden (local.get $k) (local.get $n)) (then (return (i32.const 0))))
+      (local.set $i (i32.const 0))
+      (block $unique
+        (loop $earlier
+          (br_if $unique (i32.ge_u (local.get $i) (local.get $keys)))
+          (if (i32.eq (i32.load offset=4 (i32.add (global.get $KEYS) (i32.shl (local.get $i) (i32.const 3)))) (local.get $n))
+            (then
+              (if (call $same (i32.load (i32.add (global.get $KEYS) (i32.shl (local.get $i) (i32.const 3)))) (local.get $k) (local.get $n))
+                (then (return (i32.const 0))))))
+          (local.set $i (i32.add (local.get $i) (i32.const 1)))
+          (br $earlier)))
+      (i32.store (i32.add (global.get $KEYS) (i32.shl (local.get $keys) (i32.const 3))) (local.get $k))
+      (i32.store offset=4 (i32.add (global.get $KEYS) (i32.shl (local.get $keys) (i32.const 3))) (local.get $n))
+      (local.set $keys (i32.add (local.get $keys) (i32.const 1)))
+      ;; "text", as a little-endian word.
+      (local.set $isText (i32.and (i32.eq (local.get $n) (i32.const 4)) (i32.eq (i32.load (local.get $k)) (i32.const 0x74786574))))
+      (local.set $p (call $ws (i32.add (local.get $q) (i32.const 1)) (local.get $end)))
+      (if (i32.ne (call $at (local.get $p) (local.get $end)) (i32.const 0x3a)) (then (return (i32.const 0))))
+      (local.set $p (call $ws (i32.add (local.get $p) (i32.const 1)) (local.get $end)))
+      ;; The value: a string, a number, true, false or null.
+      (local.set $c (call $at (local.get $p) (local.get $end)))
+      (if (i32.eq (local.get $c) (i32.const 0x22))
+        (then
+          (local.set $q (call $stringEnd (i32.add (local.get $p) (i32.const 1)) (local.get $end)))
+          (if (i32.lt_s (local.get $q) (i32.const 0)) (then (return (i32.const 0))))
+          (if (local.get $isText)
+            (then
+              (local.set $ts (i32.add (local.get $p) (i32.const 1)))
+              (local.set $te (local.get $q))
+              (local.set $tesc (global.get $escaped))))
+          (local.set $p (i32.add (local.get $q) (i32.const 1))))
+        (else
+          ;; (A `text` that is not a string leaves no text found: declined below.)
+          (if (i32.or (i32.eq (local.get $c) (i32.const 0x2d)) (i32.lt_u (i32.sub (local.get $c) (i32.const 0x30)) (i32.const 10)))
+            (then (local.set $p (call $numberEnd (local.get $p) (local.get $end))))
+            (else (local.set $p (call $wordEnd (local.get $p) (local.get $end)))))
+          (if (i32.lt_s (local.get $p) (i32.const 0)) (then (return (i32.const 0))))))
+      (local.set $p (call $ws (local.get $p) (local.get $end)))
+      (local.set $c (call $at (local.get $p) (local.get $end)))
+      (if (i32.eq (local.get $c) (i32.const 0x2c))
+        (then
+          (local.set $p (call $ws (i32.add (local.get $p) (i32.const 1)) (local.get $end)))
+          (br $member)))
+      (if (i32.ne (local.get $c) (i32.const 0x7d)) (then (return (i32.const 0)))))
+    ;; Nothing but white space after the object, and a text found.
+    (if (i32.ne (call $ws (i32.add (local.get $p) (i32.const 1)) (local.get $end)) (local.get $end)) (then (return (i32.const 0))))
+    (if (i32.lt_s (local.get $ts) (i32.const 0)) (then (return (i32.const 0))))
+    ;; The text, whose bytes after it the grammar no longer needs (`plain` and `decode` pad it): hashed where it
+    ;; lies when it is plain, with no escape and no space at either end; else decoded, then hashed.
+    (local.set $n (i32.sub (local.get $te) (local.get $ts)))
+    (if (i32.eqz (local.get $tesc))
+      (then
+        (local.set $c (call $plainAt (local.get $ts) (local.get $n) (local.get $fold)))
+        (if (i32.eq (local.get $c) (i32.const 2)) (then (return (i32.const 0))))
+        (if (i32.and
+              (i32.eq (local.get $c) (i32.const 1))
+              (i32.or
+                (i32.eqz (local.get $n))
+                (i32.and
+                  (i32.ne (i32.load8_u (local.get $ts)) (i32.const 0x20))
+                  (i32.ne (i32.load8_u (i32.sub (local.get $te) (i32.const 1))) (i32.const 0x20)))))
+          (then
+            (call $fingerprint (local.get $ts) (local.get $n) (global.get $STATE))
+            (return (i32.const 1))))))
+    (local.set $n (call $decodeAt (local.get $ts) (local.get $n) (local.get $out) (local.get $fold) (i32.const 0)))
+    (if (i32.lt_s (local.get $n) (i32.const 0)) (then (return (i32.const 0))))
+    (call $fingerprint (local.get $out) (local.get $n) (global.get $STATE))
+    (i32.const 1))
+
+  ;; Set by $stringEnd: whether the string it read had an escape.
+  (global $escaped (mut i32) (i32.const 0))
+
+  ;; The byte at $p, or 0x100 (which matches nothing) from $end on.
+  (func $at (param $p i32) (param $end i32) (result i32)
+    (if (result i32) (i32.lt_u (local.get $p) (local.get $end))
+      (then (i32.load8_u (local.get $p)))
+      (else (i32.const 0x100))))
+
+  ;; The first position from $p that is not JSON white space (space, tab, line feed, carriage return).
+  (func $ws (param $p i32) (param $end i32) (result i32)
+    (local $c i32)
+    (block $done
+      (loop $next
+        (local.set $c (call $at (local.get $p) (local.get $end)))
+        (br_if $done
+          (i32.eqz
+            (i32.or
+              (i32.or (i32.eq (local.get $c) (i32.const 0x20)) (i32.eq (local.get $c) (i32.const 0x09)))
+              (i32.or (i32.eq (local.get $c) (i32.const 0x0a)) (i32.eq (local.get $c) (i32.const 0x0d))))))
+        (local.set $p (i32.add (local.get $p) (i32.const 1)))
+        (br $next)))
+    (local.get $p))
+
+  ;; The closing quote of the string literal whose content starts at $p, or -1: a raw control character, an escape
+  ;; `$escape` does not take (it takes JSON's, but no NUL and no surrogate) or no closing quote before $end.
+  ;; Sixteen bytes at a time to the next quote, backslash or control byte (the caller leaves 16 bytes after $end
+  ;; readable). Sets $escaped.
+  (func $stringEnd (param $p i32) (param $end i32) (result i32)
+    (local $m i32) (local $c i32) (local $v v128)
+    (global.set $escaped (i32.const 0))
+    (loop $next
+      (if (i32.ge_u (local.get $p) (local.get $end)) (then (return (i32.const -1))))
+      (local.set $v (v128.load (local.get $p)))
+      (local.set $m
+        (i8x16.bitmask
+          (v128.or
+            (v128.or
+              (i8x16.eq (local.get $v) (v128.const i8x16 0x22 0x22 0x22 0x22 0x22 0x22 0x22 0x22 0x22 0x22 0x22 0x22 0x22 0x22 0x22 0x22))
+              (i8x16.eq (local.get $v) (v128.const i8x16 0x5c 0x5c 0x5c 0x5c 0x5c 0x5c 0x5c 0x5c 0x5c 0x5c 0x5c 0x5c 0x5c 0x5c 0x5c 0x5c)))
+            (i8x16.lt_u (local.get $v) (v128.const i8x16 0x20 0x20 0x20 0x20 0x20 0x20 0x20 0x20 0x20 0x20 0x20 0x20 0x20 0x20 0x20 0x20)))))
+      (if (i32.eqz (local.get $m))
+        (then
+          (local.set $p (i32.add (local.get $p) (i32.const 16)))
+          (br $next)))
+      (local.set $p (i32.add (local.get $p) (i32.ctz (local.get $m))))
+      ;; A byte past the end is no part of the line (the grammar's next step would decline it too).
+      (if (i32.ge_u (local.get $p) (local.get $end)) (then (return (i32.const -1))))
+      (local.set $c (i32.load8_u (local.get $p)))
+      (if (i32.eq (local.get $c) (i32.const 0x22)) (then (return (local.get $p))))
+      (if (i32.lt_u (local.get $c) (i32.const 0x20)) (then (return (i32.const -1))))
+      (global.set $escaped (i32.const 1))
+      (if (i32.lt_s (call $escape (local.get $p) (local.get $end)) (i32.const 0)) (then (return (i32.const -1))))
+      (local.set $p
+        (i32.add (local.get $p) (select (i32.const 6) (i32.const 2) (i32.eq (i32.load8_u offset=1 (local.get $p)) (i32.const 0x75)))))
+      (br $next))
+    (unreachable))
+
+  ;; The end of the number at $p by JSON's grammar (-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?), or -1.
+  (func $numberEnd (param $p i32) (param $end i32) (result i32)
+    (local $c i32)
+    (if (i32.eq (call $at (local.get $p) (local.get $end)) (i32.const 0x2d)) (then (local.set $p (i32.add (local.get $p) (i32.const 1)))))
+    (local.set $c (call $at (local.get $p) (local.get $end)))
+    (if (i32.eq (local.get $c) (i32.const 0x30))
+      (then (local.set $p (i32.add (local.get $p) (i32.const 1))))
+      (else
+        (if (i32.ge_u (i32.sub (local.get $c) (i32.const 0x31)) (i32.const 9)) (then (return (i32.const -1))))
+        (local.set $p (call $digits (local.get $p) (local.get $end)))))
+    (if (i32.eq (call $at (local.get $p) (local.get $end)) (i32.const 0x2e))
+      (then
+        (local.set $p (i32.add (local.get $p) (i32.const 1)))
+        (if (i32.ge_u (i32.sub (call $at (local.get $p) (local.get $end)) (i32.const 0x30)) (i32.const 10)) (then (return (i32.const -1))))
+        (local.set $p (call $digits (local.get $p) (local.get $end)))))
+    ;; e or E (bit 0x20 makes E e; 0x100 past the end stays no letter).
+    (if (i32.eq (i32.or (call $at (local.get $p) (local.get $end)) (i32.const 0x20)) (i32.const 0x65))
+      (then
+        (local.set $p (i32.add (local.get $p) (i32.const 1)))
+        (local.set $c (call $at (local.get $p) (local.get $end)))
+        (if (i32.or (i32.eq (local.get $c) (i32.const 0x2b)) (i32.eq (local.get $c) (i32.const 0x2d)))
+          (then (local.set $p (i32.add (local.get $p) (i32.const 1)))))
+        (if (i32.ge_u (i32.sub (call $at (local.get $p) (local.get $end)) (i32.const 0x30)) (i32.const 10)) (then (return (i32.const -1))))
+        (local.set $p (call $digits (local.get $p) (local.get $end)))))
+    (local.get $p))
+
+  ;; The first position from $p that is not a digit.
+  (func $digits (param $p i32) (param $end i32) (result i32)
+    (block $done
+      (loop $next
+        (br_if $done (i32.ge_u (i32.sub (call $at (local.get $p) (local.get $end)) (i32.const 0x30)) (i32.const 10)))
+        (local.set $p (i32.add (local.get $p) (i32.const 1)))
+        (br $next)))
+    (local.get $p))
+
+  ;; The end of `true`, `false` or `null` at $p, or -1 (words as little-endian: "true", "null", "fals").
+  (func $wordEnd (param $p i32) (param $end i32) (result i32)
+    (local $w i32)
+    (if (i32.gt_u (i32.add (local.get $p) (i32.const 4)) (local.get $end)) (then (return (i32.const -1))))
+    (local.set $w (i32.load (local.get $p)))
+    (if (i32.or (i32.eq (local.get $w) (i32.const 0x65757274)) (i32.eq (local.get $w) (i32.const 0x6c6c756e)))
+      (then (return (i32.add (local.get $p) (i32.const 4)))))
+    (if (i32.and (i32.eq (local.get $w) (i32.const 0x736c6166)) (i32.eq (call $at (i32.add (local.get $p) (i32.const 4)) (local.get $end)) (i32.const 0x65)))
+      (then (return (i32.add (local.get $p) (i32.const 5)))))
+    (i32.const -1))
+
+  ;; Whether the key [$k, $k + n) is one of the refused keys the caller wrote at $FORBIDDEN.
+  (func $forbidden (param $k i32) (param $n i32) (result i32)
+    (local $e i32) (local $count i32) (local $i i32)
+    (local.set $count (i32.load8_u (global.get $FORBIDDEN)))
+    (local.set $e (i32.add (global.get $FORBIDDEN) (i32.const 1)))
+    (block $done
+      (loop $next
+        (br_if $done (i32.ge_u (local.get $i) (local.get $count)))
+        (if (i32.eq (i32.load8_u (local.get $e)) (local.get $n))
+          (then (if (call $same (i32.add (local.get $e) (i32.const 1)) (local.get $k) (local.get $n)) (then (return (i32.const 1))))))
+        (local.set $e (i32.add (local.get $e) (i32.add (i32.load8_u (local.get $e)) (i32.const 1))))
+        (local.set $i (i32.add (local.get $i) (i32.const 1)))
+        (br $next)))
+    (i32.const 0))
+
+  ;; Whether [$a, $a + n) and [$b, $b + n) are the same bytes.
+  (func $same (param $a i32) (param $b i32) (param $n i32) (result i32)
+    (local $i i32)
+    (block $done
+      (loop $next
+        (br_if $done (i32.ge_u (local.get $i) (local.get $n)))
+        (if (i32.ne (i32.load8_u (i32.add (local.get $a) (local.get $i))) (i32.load8_u (i32.add (local.get $b) (local.get $i))))
+          (then (return (i32.const 0))))
+        (local.set $i (i32.add (local.get $i) (i32.const 1)))
+        (br $next)))
+    (i32.const 1)))
+

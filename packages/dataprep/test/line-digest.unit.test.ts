@@ -2,7 +2,10 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { byteLineBatchesOf, createTokenHasher, lineBatchesOf, lineDigest, stringLineDigest, type ShardFormat } from '@ito/dataprep';
 import { generateBattery, generateCorpus } from '../../../test/fixtures/dataprep/generator.js';
-import { scanJsonTextBytes } from '../src/json-text-bytes.js';
+import { digestOf } from '../src/exact-dedup.js';
+import { lastFingerprint } from '../src/fingerprint.js';
+import { scanJsonTextBytes, textBytes, textEnd, textStart } from '../src/json-text-bytes.js';
+import { jsonLineFingerprinted } from '../src/text-scan.js';
 import { jsonLineGenerator } from './json-line-generator.js';
 
 const FOLD = { unicode: 'NFC', whitespace: 'collapse', case_fold: true } as const;
@@ -18,13 +21,25 @@ function outcome(f: () => string | null): { digest: string | null } | { error: s
   }
 }
 
+/** How many lines the text scan's module read whole (`jsonLineFingerprinted`), counted by {@link expectSameAsStringPath}. */
+let readWhole = 0;
+
 /**
  * The byte path against the string path on one line's bytes: the same digest or the same error, both ways of
  * case folding and both shard formats. The bytes are placed at every offset of a word, so the four-byte scan meets
  * each of its alignments. Returns how many of the JSON readings the byte path answered itself (not by decoding).
+ * A line the module reads whole is one the JavaScript byte scan answers too, with the same digest: the module's
+ * reading is narrower, never different.
  */
 function expectSameAsStringPath(bytes: Uint8Array, lineNo: number, label: string): number {
   let fast = 0;
+  for (const caseFold of [false, true]) {
+    if (!jsonLineFingerprinted(bytes, caseFold)) continue;
+    readWhole++;
+    const digest = lastFingerprint();
+    expect(scanJsonTextBytes(bytes, caseFold), `${label} (read whole, case_fold ${caseFold})`).toBe(true);
+    expect(digestOf(textBytes, textStart, textEnd), `${label} (read whole, case_fold ${caseFold})`).toBe(digest);
+  }
   for (const format of ['jsonl', 'text'] as ShardFormat[]) {
     for (const normalization of [KEEP_CASE, FOLD]) {
       const expected = outcome(() => stringLineDigest(decoder.decode(bytes), format, lineNo, normalization));
@@ -87,6 +102,13 @@ const ADVERSARIAL = [
   '{"n":01,"text":"bad number"}',
   '{"n":1.,"text":"bad number"}',
   '{"s":"\\x41","text":"bad escape"}',
+  '{"id":"raw \u0001 control in another value","text":"a"}',
+  '{"id":"raw\ttab in another value","text":"a"}',
+  '{"b":falsy,"text":"a"}',
+  '{"b":truex,"text":"a"}',
+  '{"text";"a"}',
+  '{"text":"a";"id":1}',
+  '{"text":"a"]',
   `{"deep":${'['.repeat(20)}${']'.repeat(20)},"text":"deep nesting"}`,
   `{${Array.from({ length: 40 }, (_, i) => `"k${i}":${i}`).join(',')},"text":"many keys"}`,
   `{"text":"${'huge line of words '.repeat(60000).trim()}"}`,
@@ -100,7 +122,9 @@ const ADVERSARIAL = [
 describe('the exact digest of a line, read from its bytes', () => {
   it('is the string path digest, or its error, on traps for every shortcut', () => {
     let fast = 0;
+    readWhole = 0;
     ADVERSARIAL.forEach((line, i) => (fast += expectSameAsStringPath(Buffer.from(line), i + 1, JSON.stringify(line.slice(0, 80)))));
+    expect(readWhole).toBeGreaterThan(10);
     // A double space at each position of a word, and a space at a word's end followed by one at the next's start.
     for (let at = 1; at < 12; at++) fast += expectSameAsStringPath(Buffer.from(`{"text":"${'ab'.repeat(6).slice(0, at)}  ${'cd'.repeat(6)}"}`), 1, `double space at ${at}`);
     expect(fast).toBeGreaterThan(10);
@@ -108,6 +132,7 @@ describe('the exact digest of a line, read from its bytes', () => {
 
   it('is the string path digest on random JSON lines, valid and broken', () => {
     let fast = 0;
+    readWhole = 0;
     for (let seed = 1; seed <= 60; seed++) {
       const next = jsonLineGenerator(seed);
       for (let i = 0; i < 50; i++) {
@@ -116,6 +141,7 @@ describe('the exact digest of a line, read from its bytes', () => {
       }
     }
     expect(fast).toBeGreaterThan(100);
+    expect(readWhole).toBeGreaterThan(100);
   });
 
   it('is the string path digest on the generated corpus and the planted fixture, hashed from the bytes for most lines', async () => {
@@ -124,13 +150,16 @@ describe('the exact digest of a line, read from its bytes', () => {
     const fixture = readFileSync(new URL('../../../test/fixtures/dataprep/corpus.jsonl', import.meta.url), 'utf8').trimEnd().split('\n');
     for (const [name, lines] of [['generated', generated], ['fixture', fixture]] as const) {
       let fast = 0;
+      let whole = 0;
       for (const [i, line] of lines.entries()) {
         const bytes = Buffer.from(line);
         for (const normalization of [KEEP_CASE, FOLD]) {
           expect(lineDigest(bytes, 'jsonl', i + 1, normalization), `${name} line ${i + 1}`).toBe(stringLineDigest(line, 'jsonl', i + 1, normalization));
         }
         if (scanJsonTextBytes(bytes, false)) fast++;
+        if (jsonLineFingerprinted(bytes, false)) whole++;
       }
+      expect(whole, name).toBe(fast);
       // Planted exact copies are re-spaced or decomposed, so they take the string path; clean documents do not.
       expect(fast / lines.length, name).toBeGreaterThan(0.8);
     }
