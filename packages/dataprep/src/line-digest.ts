@@ -10,8 +10,9 @@ import { NOT_PLAIN, PLACED_AT, PLAIN, decodedText, jsonLineFingerprinted, plainT
  * The exact-dedup digest of one line's document, read from the line's UTF-8 bytes (as `byteLineBatchesOf` gives
  * them), or null for a blank line: always `exactDigest(normalizeText(documentText(line)))` of the decoded line,
  * and the same errors. When the line is plainly valid and the text scan can read its text (./text-scan.ts's
- * `jsonLineFingerprinted`, then ./json-text-bytes.ts), the normalised text's UTF-8 is hashed in the scan's memory, where the plain test placed it (a
- * text already normalised) or the text scan decoded it; any other line is decoded and read as a string, as before.
+ * `jsonLineFingerprinted`, then ./json-text-bytes.ts), the normalised text's UTF-8 is hashed in the scan's memory,
+ * where the plain test placed it (a text already normalised) or the text scan decoded it; any other line is
+ * decoded and read as a string, as before.
  */
 export function lineDigest(line: Uint8Array, format: ShardFormat, lineNo: number, normalization: DataPrepParams['normalization']): string | null {
   const caseFold = normalization.case_fold;
