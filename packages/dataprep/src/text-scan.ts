@@ -30,7 +30,10 @@ const FINGERPRINT_KEY_BYTES = 32;
 const FORBIDDEN_AT = FINGERPRINT_STATE_AT + 80 + 256;
 const FORBIDDEN_BYTES = 64;
 const TEXT_AT = FORBIDDEN_AT + FORBIDDEN_BYTES + 16;
-/** The 16 bytes after the text, which the module fills with a letter so that a vector read past the text's end finds nothing wrong there. */
+/**
+ * The 16 bytes after the text, which the module fills with a letter so that a vector read past the text's end
+ * finds nothing wrong there.
+ */
 const PAD = 16;
 
 /** The part of the WebAssembly API used here: the project's `lib` has no DOM, where TypeScript declares it. */
@@ -115,7 +118,8 @@ export function scanBytes(): Uint8Array {
  * reads it there until the next call into this module.
  */
 export function placeText(bytes: Uint8Array, start: number, end: number): number {
-  place(loaded(), bytes, start, end, 0);
+  loaded();
+  place(bytes, start, end, 0);
   return TEXT_AT;
 }
 
@@ -140,15 +144,15 @@ const encoder = new TextEncoder();
  * growing the memory when a text is longer than any before it (it never shrinks: at most twice the longest
  * line, `MAX_LINE_BYTES`).
  */
-function place(wasm: TextScanExports, bytes: Uint8Array, start: number, end: number, room: number): void {
+function place(bytes: Uint8Array, start: number, end: number, room: number): void {
   const len = end - start;
   const need = TEXT_AT + len + PAD + room;
   if (need > memory.length) {
     wasmMemory!.grow(Math.ceil((need - memory.length) / 65536));
     memory = new Uint8Array(wasmMemory!.buffer);
   }
-  // The module writes the padding itself: one call fewer a text.
-  memory.set(bytes.subarray(start, end), TEXT_AT);
+  // The module writes the padding itself: one call fewer a text. A whole line needs no view of it.
+  memory.set(start === 0 && end === bytes.length ? bytes : bytes.subarray(start, end), TEXT_AT);
 }
 
 /** What {@link plainText} found: the bytes are the normalised text, {@link decodedText} may answer, or it would not. */
@@ -168,7 +172,7 @@ export type PlainAnswer = typeof PLAIN | typeof NOT_PLAIN | typeof STRING_PATH;
 export function plainText(bytes: Uint8Array, start: number, end: number, caseFold: boolean): PlainAnswer {
   if (start === end) return PLAIN;
   const wasm = loaded();
-  place(wasm, bytes, start, end, 0);
+  place(bytes, start, end, 0);
   const answer = wasm.plain(end - start, caseFold ? 1 : 0) as PlainAnswer;
   return answer === PLAIN && (bytes[start] === SPACE || bytes[end - 1] === SPACE) ? NOT_PLAIN : answer;
 }
@@ -185,7 +189,7 @@ export function decodedText(bytes: Uint8Array, start: number, end: number, caseF
   const wasm = loaded();
   const len = end - start;
   const out = (TEXT_AT + len + PAD + 15) & ~15;
-  place(wasm, bytes, start, end, out - (TEXT_AT + len + PAD) + len);
+  place(bytes, start, end, out - (TEXT_AT + len + PAD) + len);
   const written = wasm.decode(len, out, caseFold ? 1 : 0, raw ? 1 : 0);
   return written < 0 ? null : memory.subarray(out, out + written);
 }
@@ -201,7 +205,7 @@ export function jsonLineFingerprinted(line: Uint8Array, caseFold: boolean): bool
   const len = line.length;
   // Room to decode the text after the line: never longer than the line.
   const out = (TEXT_AT + len + PAD + 15) & ~15;
-  place(wasm, line, 0, len, out - (TEXT_AT + len + PAD) + len);
+  place(line, 0, len, out - (TEXT_AT + len + PAD) + len);
   return wasm.line(len, caseFold ? 1 : 0, out) === 1;
 }
 
