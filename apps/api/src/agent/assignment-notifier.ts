@@ -10,12 +10,11 @@ import { ASSIGNMENTS_CHANNEL } from '@ito/runs';
  * read, never a missed task.
  */
 export interface AssignmentNotifier {
-  /** Resolves when the node's tasks may have changed, when `ms` pass, or when `signal` aborts. */
-  wait(nodeId: string, ms: number, signal?: AbortSignal): Promise<void>;
   /**
-   * Starts listening for the node's next change now, before the caller reads its tasks: a change committed between
-   * that read and the wait still wakes it (with `wait` after the read, such a change was lost and the poll slept to
-   * its deadline). `changed` resolves as `wait`'s promise does; `cancel` stops listening.
+   * Starts listening for the node's next change now, before the caller reads what it waits for: a change committed
+   * between that read and the wait still wakes it (a wait begun after the read lost such a change, and the poll
+   * slept to its deadline; there is no such wait any more). `changed` resolves when the node's tasks or rollouts
+   * may have changed, when `ms` pass, or when `signal` aborts; `cancel` stops listening.
    */
   watch(nodeId: string, ms: number, signal?: AbortSignal): { changed: Promise<void>; cancel: () => void };
   /** True once closing began: long polls answer at once instead of waiting. */
@@ -61,9 +60,6 @@ export function createAssignmentNotifier(pool: pg.Pool, logger: Logger): Assignm
   return {
     get closed() {
       return closed;
-    },
-    async wait(nodeId, ms, signal) {
-      await watch(nodeId, ms, signal).changed;
     },
     watch,
     async close() {

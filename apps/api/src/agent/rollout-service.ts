@@ -117,6 +117,10 @@ interface PendingRow {
 export async function pollRollouts(res: Resources, node: NodePrincipal, taskId: string, query: RolloutPollQuery, signal: AbortSignal): Promise<RolloutPollAnswer> {
   const deadline = Date.now() + query.wait_s * 1000;
   for (;;) {
+    const left = deadline - Date.now();
+    // Listen before reading, as the assignments poll does: a batch committed between the read and the wait must
+    // still wake this poll (waiting after the read lost it, and the trainer slept to its deadline).
+    const change = left > 0 && !signal.aborted && !res.assignments.closed ? res.assignments.watch(node.nodeId, left, signal) : null;
     const answer = await res.ledger.transaction(async (tx) => {
       const { state, runId, directive } = await fencedTask(tx.client, node, taskId, query.attempt, 'trainer');
       const { stage, attempt } = attemptOf(state);
@@ -141,10 +145,15 @@ export async function pollRollouts(res: Resources, node: NodePrincipal, taskId: 
         else out.rejected.push({ batch_id: row.batch_id, policy_version: row.policy_version, staleness: verdict.staleness });
       }
       return out;
+    }).catch((err: unknown) => {
+      change?.cancel();
+      throw err;
     });
-    const left = deadline - Date.now();
-    if (answer.batches.length > 0 || answer.rejected.length > 0 || left <= 0 || signal.aborted || res.assignments.closed) return answer;
-    await res.assignments.wait(node.nodeId, left, signal);
+    if (answer.batches.length > 0 || answer.rejected.length > 0 || !change || res.assignments.closed) {
+      change?.cancel();
+      return answer;
+    }
+    await change.changed;
   }
 }
 
