@@ -1,4 +1,10 @@
+import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createLedger } from '@ito/ledger';
+import { ASSIGNMENTS_CHANNEL } from '@ito/runs';
+import { createAssignmentNotifier } from '../src/agent/assignment-notifier.js';
+import { pollRollouts } from '../src/agent/rollout-service.js';
+import type { Resources } from '../src/resources.js';
 import { footprint } from '../../../test/support/api.js';
 import { postTrainingManifest } from '../../../test/support/manifests.js';
 import { registeredNode, seedTenant, startPipeline, submitRun, type Pipeline } from '../../../test/support/pipeline.js';
@@ -69,6 +75,49 @@ describe('the rollout exchange', () => {
         staleness_histogram: { '0': { accepted: 1, rejected: 0 }, '1': { accepted: 1, rejected: 0 }, '2': { accepted: 0, rejected: 2 } },
       },
     ]);
+  }, 90_000);
+
+  it('a batch committed between the long poll\'s read and its wait still wakes the trainer at once', async () => {
+    const seed = await seedTenant(p.api);
+    const [a, b] = [await node(seed.bookingId, 'gpu-01'), await node(seed.bookingId, 'gpu-02')];
+    await submitRun(p.api, seed, postTrainingManifest());
+    const [trainer, rollout] = [await assignmentOf(a), await assignmentOf(b)];
+    // The poll's own notifier and ledger, on the API's database: the ledger's transaction is where the poll reads,
+    // and the first one, once its read is done and before the poll can wait, lets a batch commit and its NOTIFY
+    // arrive. That is the window a poll that waits after its read loses a batch in.
+    const notifier = createAssignmentNotifier(p.api.pool, pino({ level: 'silent' }));
+    try {
+      for (;;) {
+        const probe = notifier.watch('node_probe', 200);
+        await p.api.pool.query('select pg_notify($1, $2)', [ASSIGNMENTS_CHANNEL, 'node_probe']);
+        const t0 = Date.now();
+        await probe.changed;
+        if (Date.now() - t0 < 150) break;
+      }
+      const ledger = createLedger({ pool: p.api.pool });
+      let reads = 0;
+      const racing = {
+        transaction: async <T>(fn: Parameters<typeof ledger.transaction<T>>[0]): Promise<T> => {
+          const read = await ledger.transaction(fn);
+          if (reads++ === 0) {
+            const heard = notifier.watch(a.node_id, 5_000);
+            expect((await b.call('POST', `/tasks/${rollout.task_id}/rollouts`, batch(1, 0))).status).toBe(200);
+            await heard.changed;
+          }
+          return read;
+        },
+      };
+      const res = { ledger: racing, assignments: notifier } as unknown as Resources;
+      const principal = { kind: 'node' as const, tenantId: seed.tenant.tenant_id, nodeId: a.node_id, bookingId: seed.bookingId };
+      const started = Date.now();
+      const answer = await pollRollouts(res, principal, trainer.task_id, { attempt: 1, policy_version: 0, wait_s: 6, max: 8 }, new AbortController().signal);
+      // Woken by the batch, not by the 6 s deadline; and the batch was read on the poll's second read.
+      expect(Date.now() - started).toBeLessThan(3_000);
+      expect(reads).toBe(2);
+      expect(answer.batches.map((x) => [x.policy_version, x.staleness])).toEqual([[0, 0]]);
+    } finally {
+      await notifier.close();
+    }
   }, 90_000);
 
   it('refuses what does not follow the protocol, leaving nothing behind', async () => {
