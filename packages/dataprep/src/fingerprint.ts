@@ -35,7 +35,7 @@ export function fingerprintOf(bytes: Uint8Array, start = 0, end = bytes.length):
   const scanned = scanBytes();
   const at = bytes.buffer === scanned.buffer ? bytes.byteOffset + start : placeText(bytes, start, end);
   fingerprint.fingerprint(at, end - start, FINGERPRINT_STATE_AT);
-  return digestString(scanBytes());
+  return lastFingerprint();
 }
 
 /** The digest of the UTF-8 of `text`. */
@@ -43,15 +43,12 @@ export function fingerprintOfString(text: string): string {
   const fingerprint = fingerprintExports();
   const len = placeString(text);
   fingerprint.fingerprint(PLACED_AT, len, FINGERPRINT_STATE_AT);
-  return digestString(scanBytes());
+  return lastFingerprint();
 }
 
 /** The fingerprint the last call took, here or in the text scan (`jsonLineFingerprinted`). */
 export function lastFingerprint(): string {
-  return digestString(scanBytes());
-}
-
-function digestString(memory: Uint8Array): string {
+  const memory = scanBytes();
   const d = DIGEST_AT;
   return String.fromCharCode(
     memory[d]!, memory[d + 1]!, memory[d + 2]!, memory[d + 3]!, memory[d + 4]!, memory[d + 5]!, memory[d + 6]!, memory[d + 7]!,

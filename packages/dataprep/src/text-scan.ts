@@ -131,28 +131,37 @@ export function placeString(text: string): number {
   loaded();
   // Three bytes at most a UTF-16 unit (a surrogate pair is two units and four bytes).
   const room = TEXT_AT + text.length * 3;
-  if (room > memory.length) {
-    wasmMemory!.grow(Math.ceil((room - memory.length) / 65536));
-    memory = new Uint8Array(wasmMemory!.buffer);
-  }
+  reach(room);
   return encoder.encodeInto(text, memory.subarray(TEXT_AT, room)).written;
 }
 const encoder = new TextEncoder();
 
 /**
- * Copies `[start, end)` of `bytes` into the module's memory with `room` bytes after the text and its padding,
- * growing the memory when a text is longer than any before it (it never shrinks: at most twice the longest
- * line, `MAX_LINE_BYTES`).
+ * Grows the memory to hold `bytes` bytes when a text is longer than any before it (it never shrinks: at most
+ * three times the longest text, `MAX_LINE_BYTES`).
  */
+function reach(bytes: number): void {
+  if (bytes <= memory.length) return;
+  wasmMemory!.grow(Math.ceil((bytes - memory.length) / 65536));
+  memory = new Uint8Array(wasmMemory!.buffer);
+}
+
+/** Copies `[start, end)` of `bytes` into the module's memory with `room` bytes after the text and its padding. */
 function place(bytes: Uint8Array, start: number, end: number, room: number): void {
-  const len = end - start;
-  const need = TEXT_AT + len + PAD + room;
-  if (need > memory.length) {
-    wasmMemory!.grow(Math.ceil((need - memory.length) / 65536));
-    memory = new Uint8Array(wasmMemory!.buffer);
-  }
+  reach(TEXT_AT + (end - start) + PAD + room);
   // The module writes the padding itself: one call fewer a text. A whole line needs no view of it.
   memory.set(start === 0 && end === bytes.length ? bytes : bytes.subarray(start, end), TEXT_AT);
+}
+
+/**
+ * {@link place}, with room after it for the module to write a text as long as this one, and where that is: the
+ * first 16-byte boundary after the padding.
+ */
+function placeWithOutput(bytes: Uint8Array, start: number, end: number): number {
+  const len = end - start;
+  const out = (TEXT_AT + len + PAD + 15) & ~15;
+  place(bytes, start, end, out - (TEXT_AT + len + PAD) + len);
+  return out;
 }
 
 /** What {@link plainText} found: the bytes are the normalised text, {@link decodedText} may answer, or it would not. */
@@ -173,8 +182,7 @@ export function plainText(bytes: Uint8Array, start: number, end: number, caseFol
   if (start === end) return PLAIN;
   const wasm = loaded();
   place(bytes, start, end, 0);
-  const answer = wasm.plain(end - start, caseFold ? 1 : 0) as PlainAnswer;
-  return answer === PLAIN && (bytes[start] === SPACE || bytes[end - 1] === SPACE) ? NOT_PLAIN : answer;
+  return wasm.plain(end - start, caseFold ? 1 : 0) as PlainAnswer;
 }
 
 /**
@@ -187,10 +195,8 @@ export function plainText(bytes: Uint8Array, start: number, end: number, caseFol
  */
 export function decodedText(bytes: Uint8Array, start: number, end: number, caseFold: boolean, raw: boolean): Uint8Array | null {
   const wasm = loaded();
-  const len = end - start;
-  const out = (TEXT_AT + len + PAD + 15) & ~15;
-  place(bytes, start, end, out - (TEXT_AT + len + PAD) + len);
-  const written = wasm.decode(len, out, caseFold ? 1 : 0, raw ? 1 : 0);
+  const out = placeWithOutput(bytes, start, end);
+  const written = wasm.decode(end - start, out, caseFold ? 1 : 0, raw ? 1 : 0);
   return written < 0 ? null : memory.subarray(out, out + written);
 }
 
@@ -202,11 +208,8 @@ export function decodedText(bytes: Uint8Array, start: number, end: number, caseF
  */
 export function jsonLineFingerprinted(line: Uint8Array, caseFold: boolean): boolean {
   const wasm = loaded();
-  const len = line.length;
   // Room to decode the text after the line: never longer than the line.
-  const out = (TEXT_AT + len + PAD + 15) & ~15;
-  place(line, 0, len, out - (TEXT_AT + len + PAD) + len);
-  return wasm.line(len, caseFold ? 1 : 0, out) === 1;
+  const out = placeWithOutput(line, 0, line.length);
+  return wasm.line(line.length, caseFold ? 1 : 0, out) === 1;
 }
 
-const SPACE = 0x20;

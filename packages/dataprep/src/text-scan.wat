@@ -26,8 +26,8 @@
   ;; from 0xCC up (a character from U+0300 up, which the tables must class), or a space after a space (not
   ;; collapsed); with `fold`, also from 0x80 up or A-Z (lower-casing may change it). A bad vector's characters are
   ;; read one at a time ($chars), and the scan goes on after them; it stops at the first character that is not
-  ;; plain, so 2 is answered only when a character `decode` would refuse comes first. A space at either end is
-  ;; the caller's test.
+  ;; plain, so 2 is answered only when a character `decode` would refuse comes first. A space at either end
+  ;; (normalizeText trims it) makes it 0 as well.
   (func (export "plain") (param $len i32) (param $fold i32) (result i32)
     (call $plainAt (global.get $TEXT) (local.get $len) (local.get $fold)))
 
@@ -83,7 +83,14 @@
             (br $next)))
         (local.set $p (i32.add (local.get $p) (i32.const 16)))
         (br $next)))
-    (i32.sub (i32.const 1) (global.get $notPlain)))
+    (if (global.get $notPlain) (then (return (i32.const 0))))
+    (if (i32.and
+          (i32.ne (local.get $len) (i32.const 0))
+          (i32.or
+            (i32.eq (i32.load8_u (local.get $at)) (i32.const 0x20))
+            (i32.eq (i32.load8_u (i32.sub (local.get $end) (i32.const 1))) (i32.const 0x20))))
+      (then (return (i32.const 0))))
+    (i32.const 1))
 
   ;; The characters of a vector `plain` found bad, those that start in [p, stop), one at a time; the position after
   ;; them, where `plain` goes on sixteen bytes at a time, or 0 when `decode` would refuse the text (a character
@@ -482,19 +489,13 @@
     (if (i32.ne (call $ws (i32.add (local.get $p) (i32.const 1)) (local.get $end)) (local.get $end)) (then (return (i32.const 0))))
     (if (i32.lt_s (local.get $ts) (i32.const 0)) (then (return (i32.const 0))))
     ;; The text, whose bytes after it the grammar no longer needs (`plain` and `decode` pad it): hashed where it
-    ;; lies when it is plain, with no escape and no space at either end; else decoded, then hashed.
+    ;; lies when it has no escape and is plain; else decoded, then hashed.
     (local.set $n (i32.sub (local.get $te) (local.get $ts)))
     (if (i32.eqz (local.get $tesc))
       (then
         (local.set $c (call $plainAt (local.get $ts) (local.get $n) (local.get $fold)))
         (if (i32.eq (local.get $c) (i32.const 2)) (then (return (i32.const 0))))
-        (if (i32.and
-              (i32.eq (local.get $c) (i32.const 1))
-              (i32.or
-                (i32.eqz (local.get $n))
-                (i32.and
-                  (i32.ne (i32.load8_u (local.get $ts)) (i32.const 0x20))
-                  (i32.ne (i32.load8_u (i32.sub (local.get $te) (i32.const 1))) (i32.const 0x20)))))
+        (if (i32.eq (local.get $c) (i32.const 1))
           (then
             (call $fingerprint (local.get $ts) (local.get $n) (global.get $STATE))
             (return (i32.const 1))))))

@@ -13,6 +13,7 @@ import {
 import { directiveFor, normalizeRunAggregate, type RunAggregate } from '@ito/domain';
 import type { Principal } from '../auth/principal.js';
 import type { Resources } from '../resources.js';
+import { pollUntil } from './assignment-notifier.js';
 import type { AgentSettings } from './agent-settings.js';
 import { gpusTexts } from './gpus-text.js';
 import type { Beat } from './liveness-writer.js';
@@ -143,19 +144,7 @@ function toAssignment(t: TaskWithRun): Assignment {
 export async function assignments(res: Resources, node: NodePrincipal, waitS: number, known: string[], signal: AbortSignal): Promise<AssignmentsAnswer> {
   const deadline = Date.now() + Math.min(waitS, ASSIGNMENTS_MAX_WAIT_S) * 1000;
   const knownSet = new Set(known);
-  for (;;) {
-    const left = deadline - Date.now();
-    // Listen before reading: a task committed between the read and the wait must still wake this poll.
-    const change = left > 0 && !signal.aborted && !res.assignments.closed ? res.assignments.watch(node.nodeId, left, signal) : null;
-    const active = await tasksOf(res.pool, node, null).catch((err: unknown) => {
-      change?.cancel();
-      throw err;
-    });
-    const unchanged = active.length === knownSet.size && active.every((t) => knownSet.has(t.task_id));
-    if (!unchanged || !change || res.assignments.closed) {
-      change?.cancel();
-      return { assignments: active.map(toAssignment) };
-    }
-    await change.changed;
-  }
+  const changed = (tasks: TaskWithRun[]) => tasks.length !== knownSet.size || tasks.some((t) => !knownSet.has(t.task_id));
+  const active = await pollUntil(res.assignments, node.nodeId, deadline, signal, () => tasksOf(res.pool, node, null), changed);
+  return { assignments: active.map(toAssignment) };
 }

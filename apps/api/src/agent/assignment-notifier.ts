@@ -13,8 +13,8 @@ export interface AssignmentNotifier {
   /**
    * Starts listening for the node's next change now, before the caller reads what it waits for: a change committed
    * between that read and the wait still wakes it (a wait begun after the read lost such a change, and the poll
-   * slept to its deadline; there is no such wait any more). `changed` resolves when the node's tasks or rollouts
-   * may have changed, when `ms` pass, or when `signal` aborts; `cancel` stops listening.
+   * slept to its deadline). `changed` resolves when the node's tasks or rollouts may have changed, when `ms` pass,
+   * or when `signal` aborts; `cancel` stops listening. Long polls go through {@link pollUntil}, which does this.
    */
   watch(nodeId: string, ms: number, signal?: AbortSignal): { changed: Promise<void>; cancel: () => void };
   /** True once closing began: long polls answer at once instead of waiting. */
@@ -68,4 +68,33 @@ export function createAssignmentNotifier(pool: pg.Pool, logger: Logger): Assignm
       await listener.close();
     },
   };
+}
+
+/**
+ * A long poll on a node's channel: reads, and answers the read once `ready` holds for it, `deadline` (epoch ms)
+ * has passed, `signal` aborted or the notifier is closing; otherwise waits for the node's next change and reads
+ * again. It listens before each read, so a change committed between a read and its wait still wakes it: every
+ * long poll goes through here rather than through a wait of its own.
+ */
+export async function pollUntil<T>(
+  notifier: AssignmentNotifier,
+  nodeId: string,
+  deadline: number,
+  signal: AbortSignal,
+  read: () => Promise<T>,
+  ready: (answer: T) => boolean,
+): Promise<T> {
+  for (;;) {
+    const left = deadline - Date.now();
+    const change = left > 0 && !signal.aborted && !notifier.closed ? notifier.watch(nodeId, left, signal) : null;
+    const answer = await read().catch((err: unknown) => {
+      change?.cancel();
+      throw err;
+    });
+    if (ready(answer) || !change || notifier.closed) {
+      change?.cancel();
+      return answer;
+    }
+    await change.changed;
+  }
 }

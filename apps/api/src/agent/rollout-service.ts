@@ -17,6 +17,7 @@ import { checkBatchVersion, checkPolicyVersion, checkTrainerVersion, exchangeTas
 import { ASSIGNMENTS_CHANNEL, getRun } from '@ito/runs';
 import type { Principal } from '../auth/principal.js';
 import type { Resources } from '../resources.js';
+import { pollUntil } from './assignment-notifier.js';
 
 type NodePrincipal = Extract<Principal, { kind: 'node' }>;
 type Db = pg.Pool | pg.PoolClient;
@@ -116,12 +117,8 @@ interface PendingRow {
  */
 export async function pollRollouts(res: Resources, node: NodePrincipal, taskId: string, query: RolloutPollQuery, signal: AbortSignal): Promise<RolloutPollAnswer> {
   const deadline = Date.now() + query.wait_s * 1000;
-  for (;;) {
-    const left = deadline - Date.now();
-    // Listen before reading, as the assignments poll does: a batch committed between the read and the wait must
-    // still wake this poll (waiting after the read lost it, and the trainer slept to its deadline).
-    const change = left > 0 && !signal.aborted && !res.assignments.closed ? res.assignments.watch(node.nodeId, left, signal) : null;
-    const answer = await res.ledger.transaction(async (tx) => {
+  const read = () =>
+    res.ledger.transaction(async (tx) => {
       const { state, runId, directive } = await fencedTask(tx.client, node, taskId, query.attempt, 'trainer');
       const { stage, attempt } = attemptOf(state);
       checkTrainerVersion((await publishedPolicy(tx.client, runId, stage, attempt)).version, query.policy_version);
@@ -145,16 +142,8 @@ export async function pollRollouts(res: Resources, node: NodePrincipal, taskId: 
         else out.rejected.push({ batch_id: row.batch_id, policy_version: row.policy_version, staleness: verdict.staleness });
       }
       return out;
-    }).catch((err: unknown) => {
-      change?.cancel();
-      throw err;
     });
-    if (answer.batches.length > 0 || answer.rejected.length > 0 || !change || res.assignments.closed) {
-      change?.cancel();
-      return answer;
-    }
-    await change.changed;
-  }
+  return pollUntil(res.assignments, node.nodeId, deadline, signal, read, (answer) => answer.batches.length > 0 || answer.rejected.length > 0);
 }
 
 /** The exchange of every RLVR attempt of a run: counts, dropped groups and the staleness histogram. */
